@@ -1,0 +1,26 @@
+# The two commands of the README: `make` runs the main job on the default
+# tree, `make check` runs every test.  Both install what they need.
+
+KVER ?= 6.1
+PYTHON := /usr/bin/python3
+NS := $(PYTHON) tools/notifier-series
+
+.PHONY: all deps prepare boot-test unit-test check
+
+all: boot-test
+
+deps:
+	@$(NS) deps
+
+prepare: deps
+	$(NS) prepare $(KVER)
+
+boot-test: deps
+	$(NS) boot-test $(KVER)
+
+unit-test: deps
+	$(PYTHON) -m unittest discover -b -s tests -t .
+
+check: unit-test
+	$(NS) boot-test 6.1
+	$(NS) boot-test 6.12

@@ -1,0 +1,90 @@
+"""The boot test's verdict and its reading of kunit.py's output."""
+
+import unittest
+
+from tests import tools_path  # noqa: F401
+from notifier_series import boottest, ktap
+
+PASS = {"notifier.priority_order_test.atomic": "PASS",
+        "notifier.robust_atomic_test": "PASS"}
+
+
+def result(**changes):
+    r = {"timed_out": False, "timeout": 600, "splats": [],
+         "expected_warnings": [{"line": 3, "text": "already registered",
+                                "seen": 1}],
+         "kunit": {"passed": 2, "failed": 0, "skipped": 0, "total": 2,
+                   "tests": dict(PASS), "parser_ok": True}}
+    r.update(changes)
+    return r
+
+
+def warning(expected):
+    return {"line": 9, "kind": "WARNING", "text": "WARNING: CPU: 0",
+            "expected": expected, "during": None}
+
+
+class VerdictTest(unittest.TestCase):
+    def outcome(self, **changes):
+        return boottest.verdict(result(**changes))[0]
+
+    def test_pass(self):
+        self.assertEqual(boottest.verdict(result()), ("pass", []))
+
+    def test_expected_warning_passes(self):
+        self.assertEqual(self.outcome(splats=[warning(True)]), "pass")
+
+    def test_unexpected_warning(self):
+        self.assertEqual(self.outcome(splats=[warning(False)]), "splat")
+
+    def test_missing_expected_warning(self):
+        self.assertEqual(self.outcome(expected_warnings=[
+            {"line": 3, "text": "already registered", "seen": 0}]), "splat")
+
+    def test_failed_skipped_missing_tests(self):
+        failed = dict(PASS, **{"notifier.robust_atomic_test": "FAIL"})
+        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+                                                 tests=failed)),
+                         "test-failure")
+        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+                                                 skipped=1)),
+                         "test-failure")
+        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+                                                 tests={})),
+                         "test-failure")
+        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+                                                 parser_ok=False)),
+                         "test-failure")
+
+    def test_timeout_wins(self):
+        outcome, reasons = boottest.verdict(result(
+            timed_out=True, splats=[warning(False)]))
+        self.assertEqual(outcome, "timeout")
+        self.assertEqual(len(reasons), 2)
+        self.assertEqual(boottest.OUTCOMES[outcome], 3)
+
+
+class KtapTest(unittest.TestCase):
+    def test_summary_counts(self):
+        self.assertEqual(ktap.summary_counts(
+            "[08:00:36] Testing complete. Ran 25 tests: passed: 25"),
+            {"passed": 25, "failed": 0, "skipped": 0, "total": 25})
+        self.assertEqual(ktap.summary_counts(
+            "Testing complete. Ran 9 tests: passed: 5, failed: 1, "
+            "skipped: 1, crashed: 1, errors: 1"),
+            {"passed": 5, "failed": 3, "skipped": 1, "total": 9})
+
+    def test_leaves_of_kunit_json(self):
+        tree = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
+            {"name": "notifier", "test_cases": [
+                {"name": "robust_atomic_test", "status": "PASS"}],
+             "sub_groups": [
+                 {"name": "priority_order_test", "sub_groups": [],
+                  "test_cases": [{"name": "atomic", "status": "FAIL"}]}]}]}
+        self.assertEqual(dict(ktap.leaves(tree)), {
+            "notifier.robust_atomic_test": "PASS",
+            "notifier.priority_order_test.atomic": "FAIL"})
+
+
+if __name__ == "__main__":
+    unittest.main()

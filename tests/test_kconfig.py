@@ -1,0 +1,64 @@
+"""Config fragments: parsing with file:line errors, and the check that
+every requested option landed in the final .config."""
+
+import os
+import tempfile
+import unittest
+
+from tests import tools_path  # noqa: F401
+from notifier_series import kconfig
+from notifier_series.boottest import FRAGMENT
+from notifier_series.progress import Error
+
+
+class KconfigTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def test_parses_set_unset_and_comments(self):
+        frag = self.write("f.config", "# a comment\n\nCONFIG_A=y\n"
+                          "# CONFIG_B is not set\nCONFIG_C=\"x y\"\n")
+        self.assertEqual(kconfig.parse_fragment(frag),
+                         [(3, "CONFIG_A", "y"), (4, "CONFIG_B", None),
+                          (5, "CONFIG_C", '"x y"')])
+
+    def test_bad_line_names_file_and_line(self):
+        frag = self.write("f.config", "CONFIG_A=y\nKASAN=y\n")
+        with self.assertRaisesRegex(Error, r"f\.config:2: not a Kconfig"):
+            kconfig.parse_fragment(frag)
+
+    def test_unmet_options(self):
+        frag = self.write("f.config", "CONFIG_A=y\nCONFIG_B=y\n"
+                          "# CONFIG_C is not set\nCONFIG_D=4\n"
+                          "# CONFIG_E is not set\n")
+        config = self.write(".config", "CONFIG_A=y\n# CONFIG_B is not set\n"
+                            "CONFIG_C=y\nCONFIG_D=2\n")
+        problems = kconfig.unmet(frag, config)
+        self.assertEqual(len(problems), 3)
+        self.assertRegex(problems[0], r"f\.config:2: CONFIG_B=y requested, "
+                         r"\.config has it unset")
+        self.assertRegex(problems[1], r"f\.config:3: CONFIG_C should be "
+                         r"unset, \.config has CONFIG_C=y")
+        self.assertRegex(problems[2], r"f\.config:4: CONFIG_D=4 requested, "
+                         r"\.config has CONFIG_D=2")
+
+    def test_boot_test_fragment_parses(self):
+        symbols = [s for _, s, _ in kconfig.parse_fragment(FRAGMENT)]
+        for needed in ("CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
+                       "CONFIG_PROVE_RCU", "CONFIG_DEBUG_ATOMIC_SLEEP",
+                       "CONFIG_DEBUG_NOTIFIERS", "CONFIG_SMP",
+                       "CONFIG_NOTIFIER_KUNIT_TEST"):
+            self.assertIn(needed, symbols)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,134 @@
+"""Applying patches with git am onto a prepared tree, and the core patches
+this repository carries."""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from tests import tools_path  # noqa: F401
+from tests.fake_kernel import make_tarball
+from notifier_series import patches, tree
+from notifier_series.progress import Error
+
+IDENT = ["-c", "user.name=T", "-c", "user.email=t@example.org"]
+
+
+def git(path, *args):
+    return subprocess.run(["git", "-C", path] + list(args), check=True,
+                          capture_output=True, text=True).stdout
+
+
+class ApplyTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.tree = tree.prepare("9.9", os.path.join(self.tmp, "work"),
+                                 make_tarball(self.tmp))
+        self.patch = self.make_patch("return 1;")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def make_patch(self, body, name="one"):
+        """A format-patch of kernel/notifier.c returning `body`."""
+        path = self.tree.path
+        git(path, "checkout", "-q", "-B", "scratch", "pristine")
+        c = os.path.join(path, "kernel/notifier.c")
+        with open(c) as f:
+            text = f.read()
+        with open(c, "w") as f:
+            f.write(text.replace("return 0;", body))
+        git(path, *IDENT, "commit", "-q", "-a", "-m", "notifier: " + name)
+        out = os.path.join(self.tmp, name)
+        git(path, "format-patch", "-q", "-o", out, "pristine")
+        git(path, "checkout", "-q", "pristine")
+        git(path, "branch", "-q", "-D", "scratch")
+        return glob.glob(os.path.join(out, "*.patch"))
+
+    def notifier_c(self):
+        with open(os.path.join(self.tree.path, "kernel/notifier.c")) as f:
+            return f.read()
+
+    def test_applies_on_the_core_branch(self):
+        head = patches.apply(self.tree, self.patch)
+        self.assertEqual(git(self.tree.path, "rev-parse", "HEAD").strip(),
+                         head)
+        self.assertEqual(git(self.tree.path, "branch", "--show-current")
+                         .strip(), patches.CORE_BRANCH)
+        self.assertIn("return 1;", self.notifier_c())
+
+    def test_reuses_a_branch_with_the_same_changes(self):
+        head = patches.apply(self.tree, self.patch)
+        c = os.path.join(self.tree.path, "kernel/notifier.c")
+        mtime = os.stat(c).st_mtime_ns
+        git(self.tree.path, "checkout", "-q", "pristine")
+        git(self.tree.path, "checkout", "-q", patches.CORE_BRANCH)
+        mtime = os.stat(c).st_mtime_ns
+        self.assertEqual(patches.apply(self.tree, self.patch), head)
+        self.assertEqual(os.stat(c).st_mtime_ns, mtime)
+
+    def test_reapplies_changed_patches(self):
+        patches.apply(self.tree, self.patch)
+        patches.apply(self.tree, self.make_patch("return 2;", "two"))
+        self.assertIn("return 2;", self.notifier_c())
+        self.assertEqual(len(git(self.tree.path, "rev-list",
+                                 "pristine..HEAD").split()), 1)
+
+    def test_failing_patch_leaves_a_clean_tree(self):
+        bad = os.path.join(self.tmp, "bad.patch")
+        with open(self.patch[0]) as f:
+            text = f.read()
+        with open(bad, "w") as f:
+            f.write(text.replace("-\treturn 0;", "-\treturn 7;"))
+        with self.assertRaisesRegex(Error, "git am failed"):
+            patches.apply(self.tree, [bad])
+        self.assertEqual(tree.local_changes(self.tree.path), [])
+        self.assertFalse(os.path.exists(os.path.join(self.tree.path, ".git",
+                                                     "rebase-apply")))
+
+    def test_refuses_a_tree_with_local_changes(self):
+        with open(os.path.join(self.tree.path, "Makefile"), "a") as f:
+            f.write("# mine\n")
+        with self.assertRaisesRegex(Error, "local changes"):
+            patches.apply(self.tree, self.patch)
+
+
+class CorePatchFilesTest(unittest.TestCase):
+    """What can be checked of core-patch/ without a kernel tree; the boot
+    test applies, checkpatches, builds and boots them."""
+
+    def series(self, kver):
+        return patches.core_patches(kver)
+
+    def test_each_version_has_a_signed_series(self):
+        for kver in ("6.1", "6.12"):
+            for path in self.series(kver):
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                self.assertRegex(text, r"(?m)^Subject: \[PATCH \d+/\d+\] ")
+                self.assertRegex(text, r"(?m)^Signed-off-by: .+ <.+>$")
+
+    def added_file(self, kver, name):
+        for path in self.series(kver):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            m = re.search(r"(?ms)^\+\+\+ b/" + re.escape(name)
+                          + r"\n@@ [^\n]*\n(.*?)(?=^diff --git|\Z)", text)
+            if m:
+                return m.group(1)
+        self.fail(f"{kver}: no patch adds {name}")
+
+    def test_kunit_suite_is_the_same_on_both_versions(self):
+        self.assertEqual(self.added_file("6.1", "kernel/notifier_kunit.c"),
+                         self.added_file("6.12", "kernel/notifier_kunit.c"))
+
+    def test_missing_version_is_a_clear_error(self):
+        with self.assertRaisesRegex(Error, "no core patch for Linux 5.4"):
+            patches.core_patches("5.4")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,183 @@
+"""The boot test: the core-patched tree built with a small debug config and
+booted in QEMU; KUnit's results and the console's splats give the verdict.
+"""
+
+import json
+import os
+import re
+import shutil
+
+from . import checkpatch, console, kconfig, ktap, patches, qemu, tree
+from .progress import Error, Step, run_logged, say, tail
+
+FRAGMENT = os.path.join(tree.REPO, "tools", "boot-test.config")
+SUITES = ("notifier",)
+APPEND = "console=ttyS0 kunit_shutdown=reboot panic=-1 notifier_kunit_early"
+
+# Exit status of each outcome; when several apply, the highest wins.
+OUTCOMES = {"pass": 0, "test-failure": 1, "splat": 2, "timeout": 3,
+            "harness-error": 4}
+
+
+def make_args():
+    args = ["ARCH=x86_64"]
+    if shutil.which("ccache"):
+        args.append("CC=ccache gcc")
+    return args
+
+
+def build(kernel_tree, build_dir, log_path, jobs):
+    """Configures and builds bzImage in `build_dir`; returns its path."""
+    args = make_args()
+    with open(log_path, "w", encoding="utf-8") as log:
+        kconfig.make_config(kernel_tree.path, build_dir, [FRAGMENT], args,
+                            log)
+    cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", f"-j{jobs}"]
+           + args + ["bzImage"])
+    rc = run_logged(cmd, log_path, "building",
+                    count=("files compiled",
+                           lambda line: line.lstrip().startswith("CC ")))
+    if rc != 0:
+        raise Error(f"the kernel build failed; the end of {log_path}:\n"
+                    + tail(log_path))
+    return os.path.join(build_dir, "arch/x86/boot/bzImage")
+
+
+def verdict(result):
+    """The outcome of a boot from its result, and the reasons for it."""
+    reasons = []
+    outcome = "pass"
+
+    def worse(new, why):
+        nonlocal outcome
+        reasons.append(why)
+        if OUTCOMES[new] > OUTCOMES[outcome]:
+            outcome = new
+
+    kunit = result["kunit"]
+    cp = result.get("checkpatch")
+    if cp and (cp["errors"] or cp["warnings"]):
+        worse("test-failure", f"checkpatch.pl --strict: {cp['errors']} "
+              f"errors, {cp['warnings']} warnings (checkpatch.txt)")
+    if result["timed_out"]:
+        worse("timeout", f"QEMU still ran after {result['timeout']}s")
+    for s in result["splats"]:
+        if not s["expected"]:
+            worse("splat", f"console.log:{s['line']}: {s['text']}")
+    for b in result["expected_warnings"]:
+        if not b["seen"]:
+            worse("splat", f"console.log:{b['line']}: the expected warning "
+                  f"{b['text']!r} never came")
+    for suite in SUITES:
+        if not any(name.startswith(suite + ".") for name in kunit["tests"]):
+            worse("test-failure", f"KUnit suite {suite} did not run")
+    failed = [n for n, s in kunit["tests"].items() if s not in ("PASS",)]
+    for name in failed:
+        worse("test-failure", f"{name}: {kunit['tests'][name]}")
+    if kunit["failed"] or kunit["skipped"] or not kunit["parser_ok"]:
+        worse("test-failure", f"kunit.py parse: {kunit['passed']} passed, "
+              f"{kunit['failed']} failed, {kunit['skipped']} skipped")
+    return outcome, reasons
+
+
+def _print_line(line):
+    if console.KTAP_RESULT.match(line) or console.headline(line) or \
+            console.BEGIN.search(line):
+        say("    | " + line)
+
+
+def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
+        name="boot"):
+    """Builds and boots the tree of `kver` with its core patches and the
+    `extra` ones; writes out/<kver>/<name>/{console.log,build.log,config,
+    kunit.json,kunit.txt,result.json} and returns the outcome's exit
+    status."""
+    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    jobs = jobs or os.cpu_count() or 1
+    kernel_tree = tree.prepare(kver, work)
+    branch = patches.CORE_BRANCH if not extra else "notifier-series/" + name
+    core = patches.core_patches(kver)
+    head = patches.apply(kernel_tree, core + list(extra), branch)
+    final = os.path.join(out, kver, name)
+    stage = final + ".new"
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(stage)
+    build_dir = os.path.join(os.path.dirname(kernel_tree.path),
+                             f"build-{kver}")
+    kernel = os.path.join(build_dir, "arch/x86/boot/bzImage")
+    result = {"kernel": kernel_tree.version,
+              "package": kernel_tree.record["package"],
+              "commit": head, "outcome": "harness-error", "reasons": [],
+              "kunit": {"passed": 0, "failed": 0, "skipped": 0,
+                        "tests": {}, "parser_ok": False},
+              "splats": [], "expected_warnings": [],
+              "build_seconds": None, "boot_seconds": None,
+              "timeout": timeout, "timed_out": False,
+              "reproduce": {
+                  "build": f"make -C {kernel_tree.path} O={build_dir} "
+                           f"-j{jobs} {' '.join(make_args())} bzImage",
+                  "boot": " ".join(qemu.command(kernel, repr(APPEND))),
+              }}
+    try:
+        with Step("checkpatch.pl --strict on the core patches"):
+            result["checkpatch"] = checkpatch.run(kernel_tree.path, core)
+        with open(os.path.join(stage, "checkpatch.txt"), "w",
+                  encoding="utf-8") as f:
+            f.write("\n".join(result["checkpatch"].pop("patches").values()))
+        with Step(f"building Linux {kernel_tree.version} with "
+                  f"{os.path.relpath(FRAGMENT, tree.REPO)}") as step:
+            build(kernel_tree, build_dir, os.path.join(stage, "build.log"),
+                  jobs)
+        result["build_seconds"] = round(step.seconds, 1)
+        shutil.copy(os.path.join(build_dir, ".config"),
+                    os.path.join(stage, "config"))
+        log = os.path.join(stage, "console.log")
+        with Step(f"booting in QEMU (-smp 2, TCG, {timeout}s limit)") \
+                as step:
+            rc, _ = qemu.boot(qemu.command(kernel, APPEND), log, timeout,
+                              _print_line)
+        result["boot_seconds"] = round(step.seconds, 1)
+        result["timed_out"] = rc is None
+        with open(log, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+        m = next(filter(None, (re.search(r"Linux version (\S+)", line)
+                               for line in lines)), None)
+        result["kernel_release"] = m.group(1) if m else None
+        result["splats"], result["expected_warnings"] = console.scan(lines)
+        parsed = ktap.parse(kernel_tree.path, log,
+                            os.path.join(stage, "kunit.json"))
+        with open(os.path.join(stage, "kunit.txt"), "w",
+                  encoding="utf-8") as f:
+            f.write(parsed.pop("parser_output"))
+        result["kunit"] = parsed
+        result["outcome"], result["reasons"] = verdict(result)
+    except Error as e:
+        result["reasons"] = [str(e)]
+        raise
+    finally:
+        with open(os.path.join(stage, "result.json"), "w",
+                  encoding="utf-8") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(stage, final)
+        report(result, final)
+    return OUTCOMES[result["outcome"]]
+
+
+def report(result, folder):
+    k = result["kunit"]
+    expected = sum(b["seen"] for b in result["expected_warnings"])
+    unexpected = sum(not s["expected"] for s in result["splats"])
+    cp = result.get("checkpatch") or {}
+    say(f"Linux {result['kernel']}: checkpatch {cp.get('errors')} errors, "
+        f"{cp.get('warnings')} warnings, {cp.get('checks')} checks; "
+        f"KUnit {k['passed']} passed, "
+        f"{k['failed']} failed, {k['skipped']} skipped; {unexpected} "
+        f"splats ({expected} expected warnings seen); build "
+        f"{result['build_seconds']}s, boot {result['boot_seconds']}s: "
+        f"{result['outcome'].upper()}")
+    for reason in result["reasons"]:
+        say("  - " + reason)
+    say(f"  results in {folder}/result.json, console in "
+        f"{folder}/console.log")

@@ -1,0 +1,87 @@
+"""Kernel configurations: a fragment merged onto tinyconfig with the
+kernel's own merge_config.sh, then checked option by option, since Kconfig
+silently drops an option whose dependencies are missing."""
+
+import os
+import re
+import subprocess
+
+from .progress import Error
+
+SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+def parse_fragment(path):
+    """[(line number, symbol, value)] with value None for "is not set".
+    A line that is neither an option, a comment nor blank is an error."""
+    entries = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            m = SET.match(line) or UNSET.match(line)
+            if m:
+                value = m.group(2) if m.re is SET else None
+                entries.append((number, m.group(1), value))
+            elif line.strip() and not line.startswith("#"):
+                raise Error(f"{path}:{number}: not a Kconfig option: "
+                            f"{line!r}")
+    return entries
+
+
+def parse_config(path):
+    """{symbol: value} of a .config, None for "is not set"."""
+    values = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = SET.match(line) or UNSET.match(line)
+            if m:
+                values[m.group(1)] = m.group(2) if m.re is SET else None
+    return values
+
+
+def unmet(fragment, config):
+    """The options of `fragment` (a path) that the .config at `config` does
+    not hold, one message each with the fragment's file and line."""
+    have = parse_config(config)
+    problems = []
+    for number, symbol, value in parse_fragment(fragment):
+        got = have.get(symbol)
+        if value is None:
+            if got not in (None, "n"):
+                problems.append(f"{fragment}:{number}: {symbol} should be "
+                                f"unset, .config has {symbol}={got}")
+        elif got != value:
+            shown = "it unset" if got is None else f"{symbol}={got}"
+            problems.append(f"{fragment}:{number}: {symbol}={value} "
+                            f"requested, .config has {shown} (missing "
+                            "dependencies?)")
+    return problems
+
+
+def make_config(tree_path, build_dir, fragments, make_args, log):
+    """Writes build_dir/.config: tinyconfig, the fragments merged in order,
+    olddefconfig; raises Error listing every option that did not land."""
+    os.makedirs(build_dir, exist_ok=True)
+    steps = [
+        ["make", "-C", tree_path, f"O={build_dir}"] + make_args
+        + ["tinyconfig"],
+        [os.path.join(tree_path, "scripts/kconfig/merge_config.sh"), "-m",
+         "-O", build_dir, os.path.join(build_dir, ".config")] + fragments,
+        ["make", "-C", tree_path, f"O={build_dir}"] + make_args
+        + ["olddefconfig"],
+    ]
+    for cmd in steps:
+        log.write("$ " + " ".join(cmd) + "\n")
+        log.flush()
+        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
+                              cwd=tree_path)
+        if proc.returncode != 0:
+            raise Error(f"{' '.join(cmd[:4])} failed; see {log.name}")
+    problems = []
+    for fragment in fragments:
+        problems += unmet(fragment, os.path.join(build_dir, ".config"))
+    if problems:
+        raise Error("the kernel configuration lacks requested options:\n  "
+                    + "\n  ".join(problems))

@@ -1,0 +1,66 @@
+"""The hand-written core patches, applied with git am onto a tree."""
+
+import glob
+import os
+import subprocess
+
+from .progress import Error, Step, say
+from .tree import PRISTINE, REPO, git, local_changes
+
+CORE_BRANCH = "notifier-series/core"
+
+
+def core_patches(kver):
+    """core-patch/<kver>/*.patch in order; the versions differ where the
+    trees do (see core-patch/README.md)."""
+    folder = os.path.join(REPO, "core-patch", kver)
+    patches = sorted(glob.glob(os.path.join(folder, "*.patch")))
+    if not patches:
+        raise Error(f"no core patch for Linux {kver}: {folder} holds no "
+                    "*.patch file")
+    return patches
+
+
+def _patch_id(text):
+    out = subprocess.run(["git", "patch-id", "--stable"], input=text,
+                         capture_output=True, text=True).stdout.split()
+    return out[0] if out else None
+
+
+def _commit_ids(path, base, branch):
+    commits = git(path, "rev-list", "--reverse", f"{base}..{branch}").split()
+    return [_patch_id(git(path, "show", "--format=", c)) for c in commits]
+
+
+def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
+    """Checks out `branch` holding `patches` on top of `base`.  A branch
+    that already holds the same changes is reused as it is, so that
+    nothing is rebuilt; otherwise it is made again with git am."""
+    changes = local_changes(tree.path)
+    if changes:
+        raise Error(f"{tree.path} has local changes; refusing to apply "
+                    "patches:\n  " + "\n  ".join(changes[:10]))
+    names = [os.path.relpath(p, REPO) for p in patches]
+    with Step(f"applying {len(patches)} patches to Linux {tree.version} "
+              f"on branch {branch}"):
+        wanted = []
+        for p in patches:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                wanted.append(_patch_id(f.read()))
+        exists = git(tree.path, "rev-parse", "-q", "--verify",
+                     "refs/heads/" + branch, check=False).strip()
+        if exists and _commit_ids(tree.path, base, branch) == wanted:
+            git(tree.path, "checkout", "-q", branch)
+            say(f"    {branch} already holds {', '.join(names)}")
+        else:
+            git(tree.path, "checkout", "-q", "-B", branch, base)
+            proc = subprocess.run(["git", "-C", tree.path, "am", "-q",
+                                   "--no-3way"] + patches,
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                subprocess.run(["git", "-C", tree.path, "am", "--abort"],
+                               capture_output=True)
+                raise Error("git am failed on Linux "
+                            f"{tree.version}:\n{proc.stdout}{proc.stderr}")
+            say(f"    applied {', '.join(names)}")
+        return git(tree.path, "rev-parse", "HEAD").strip()

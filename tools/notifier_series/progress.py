@@ -1,0 +1,80 @@
+"""Progress lines and timings for the long steps of the pipeline."""
+
+import subprocess
+import sys
+import threading
+import time
+
+
+class Error(Exception):
+    """A failure to report to the user as one clear line, without a traceback."""
+
+
+def say(message):
+    print(message, flush=True)
+
+
+class Step:
+    """Prints a step's start and its time taken; `seconds` holds the latter."""
+
+    def __init__(self, label):
+        self.label = label
+        self.seconds = 0.0
+
+    def __enter__(self):
+        say(f"==> {self.label}")
+        self._start = time.monotonic()
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.seconds = time.monotonic() - self._start
+        outcome = "done" if kind is None else "failed"
+        say(f"    {self.label}: {outcome} in {self.seconds:.1f}s")
+        return False
+
+
+def run_logged(cmd, log_path, label, cwd=None, env=None, count=None,
+               heartbeat=30.0):
+    """Runs `cmd` with its output appended to `log_path`, printing a line
+    every `heartbeat` seconds with the time elapsed and, when `count` is
+    (what, predicate), how many output lines matched the predicate so far.
+    Returns the exit status."""
+    counted = [0]
+    with open(log_path, "a", encoding="utf-8", errors="replace") as log:
+        log.write("$ " + " ".join(cmd) + "\n")
+        log.flush()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True,
+                                errors="replace")
+        start = time.monotonic()
+        done = threading.Event()
+
+        def beat():
+            while not done.wait(heartbeat):
+                extra = f", {counted[0]} {count[0]}" if count else ""
+                say(f"    {label}: {time.monotonic() - start:.0f}s{extra}")
+
+        beater = threading.Thread(target=beat, daemon=True)
+        beater.start()
+        for line in proc.stdout:
+            log.write(line)
+            if count and count[1](line):
+                counted[0] += 1
+        rc = proc.wait()
+        done.set()
+        beater.join()
+    return rc
+
+
+def tail(path, lines=20):
+    """The last lines of a log, for an error message."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def fail(message, code=4):
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    sys.exit(code)
