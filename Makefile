@@ -5,7 +5,7 @@ KVER ?= 6.1
 PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
-.PHONY: all deps prepare boot-test unit-test check
+.PHONY: all deps prepare boot-test mutation-test unit-test check
 
 all: boot-test
 
@@ -18,9 +18,13 @@ prepare: deps
 boot-test: deps
 	$(NS) boot-test $(KVER)
 
+mutation-test: deps
+	$(NS) mutation-test $(KVER)
+
 unit-test: deps
 	$(PYTHON) -m unittest discover -b -s tests -t .
 
 check: unit-test
 	$(NS) boot-test 6.1
+	$(NS) mutation-test 6.1
 	$(NS) boot-test 6.12

@@ -77,6 +77,25 @@ class ApplyTest(unittest.TestCase):
         self.assertEqual(len(git(self.tree.path, "rev-list",
                                  "pristine..HEAD").split()), 1)
 
+    def test_applies_on_top_of_another_branch(self):
+        core = patches.apply(self.tree, self.patch)
+        path = self.tree.path
+        git(path, "checkout", "-q", "-b", "scratch")
+        with open(os.path.join(path, "Makefile"), "a") as f:
+            f.write("# extra\n")
+        git(path, *IDENT, "commit", "-q", "-a", "-m", "extra")
+        out = os.path.join(self.tmp, "extra")
+        git(path, "format-patch", "-q", "-o", out, core)
+        git(path, "checkout", "-q", patches.CORE_BRANCH)
+        git(path, "branch", "-q", "-D", "scratch")
+        extra = glob.glob(os.path.join(out, "*.patch"))
+        head = patches.apply(self.tree, extra, "notifier-series/extra",
+                             patches.CORE_BRANCH)
+        self.assertEqual(git(path, "rev-parse", "HEAD~1").strip(), core)
+        self.assertEqual(patches.apply(self.tree, extra,
+                                       "notifier-series/extra",
+                                       patches.CORE_BRANCH), head)
+
     def test_failing_patch_leaves_a_clean_tree(self):
         bad = os.path.join(self.tmp, "bad.patch")
         with open(self.patch[0]) as f:

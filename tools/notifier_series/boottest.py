@@ -12,6 +12,8 @@ from .progress import Error, Step, run_logged, say, tail
 
 FRAGMENT = os.path.join(tree.REPO, "tools", "boot-test.config")
 SUITES = ("notifier",)
+# Files whose __rcu annotations sparse must accept without a warning.
+SPARSE_FILES = ("kernel/notifier.o", "kernel/notifier_kunit.o")
 APPEND = "console=ttyS0 kunit_shutdown=reboot panic=-1 notifier_kunit_early"
 
 # Exit status of each outcome; when several apply, the highest wins.
@@ -43,6 +45,18 @@ def build(kernel_tree, build_dir, log_path, jobs):
     return os.path.join(build_dir, "arch/x86/boot/bzImage")
 
 
+def sparse(kernel_tree, build_dir, log_path):
+    """Runs sparse (make C=2) on SPARSE_FILES; returns its warnings."""
+    cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", "C=2"]
+           + make_args() + list(SPARSE_FILES))
+    if run_logged(cmd, log_path, "sparse") != 0:
+        raise Error(f"make C=2 failed; the end of {log_path}:\n"
+                    + tail(log_path))
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        return [line.strip() for line in f
+                if re.search(r": (warning|error): ", line)]
+
+
 def verdict(result):
     """The outcome of a boot from its result, and the reasons for it."""
     reasons = []
@@ -59,6 +73,8 @@ def verdict(result):
     if cp and (cp["errors"] or cp["warnings"]):
         worse("test-failure", f"checkpatch.pl --strict: {cp['errors']} "
               f"errors, {cp['warnings']} warnings (checkpatch.txt)")
+    for warning in result.get("sparse") or []:
+        worse("test-failure", "sparse: " + warning)
     if result["timed_out"]:
         worse("timeout", f"QEMU still ran after {result['timeout']}s")
     for s in result["splats"]:
@@ -95,9 +111,12 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     kernel_tree = tree.prepare(kver, work)
-    branch = patches.CORE_BRANCH if not extra else "notifier-series/" + name
     core = patches.core_patches(kver)
-    head = patches.apply(kernel_tree, core + list(extra), branch)
+    head = patches.apply(kernel_tree, core)
+    if extra:
+        # On top of the core branch, so that only what they touch rebuilds.
+        head = patches.apply(kernel_tree, list(extra),
+                             "notifier-series/" + name, patches.CORE_BRANCH)
     final = os.path.join(out, kver, name)
     stage = final + ".new"
     shutil.rmtree(stage, ignore_errors=True)
@@ -110,6 +129,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
               "commit": head, "outcome": "harness-error", "reasons": [],
               "kunit": {"passed": 0, "failed": 0, "skipped": 0,
                         "tests": {}, "parser_ok": False},
+              "checkpatch": None, "sparse": None,
               "splats": [], "expected_warnings": [],
               "build_seconds": None, "boot_seconds": None,
               "timeout": timeout, "timed_out": False,
@@ -131,6 +151,9 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         result["build_seconds"] = round(step.seconds, 1)
         shutil.copy(os.path.join(build_dir, ".config"),
                     os.path.join(stage, "config"))
+        with Step("sparse on " + ", ".join(SPARSE_FILES)):
+            result["sparse"] = sparse(kernel_tree, build_dir,
+                                      os.path.join(stage, "sparse.log"))
         log = os.path.join(stage, "console.log")
         with Step(f"booting in QEMU (-smp 2, TCG, {timeout}s limit)") \
                 as step:
@@ -171,7 +194,8 @@ def report(result, folder):
     unexpected = sum(not s["expected"] for s in result["splats"])
     cp = result.get("checkpatch") or {}
     say(f"Linux {result['kernel']}: checkpatch {cp.get('errors')} errors, "
-        f"{cp.get('warnings')} warnings, {cp.get('checks')} checks; "
+        f"{cp.get('warnings')} warnings, {cp.get('checks')} checks; sparse "
+        f"{len(result.get('sparse') or [])} warnings; "
         f"KUnit {k['passed']} passed, "
         f"{k['failed']} failed, {k['skipped']} skipped; {unexpected} "
         f"splats ({expected} expected warnings seen); build "
@@ -179,5 +203,8 @@ def report(result, folder):
         f"{result['outcome'].upper()}")
     for reason in result["reasons"]:
         say("  - " + reason)
+    if result["outcome"] != "pass":
+        say("  to reproduce:\n    " + result["reproduce"]["build"]
+            + "\n    " + result["reproduce"]["boot"])
     say(f"  results in {folder}/result.json, console in "
         f"{folder}/console.log")

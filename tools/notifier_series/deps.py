@@ -15,7 +15,7 @@ PACKAGES = [
     # checking and converting
     "coccinelle", "sparse", "python3-yaml", "python3-ply", "python3-git",
     # booting it
-    "qemu-system-x86", "busybox-static",
+    "qemu-system-x86",
 ]
 
 
