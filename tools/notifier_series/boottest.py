@@ -184,11 +184,11 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
             f.write("\n")
         shutil.rmtree(final, ignore_errors=True)
         os.replace(stage, final)
-        report(result, final)
+        report(result, final, mutant=bool(extra))
     return OUTCOMES[result["outcome"]]
 
 
-def report(result, folder):
+def report(result, folder, mutant=False):
     k = result["kunit"]
     expected = sum(b["seen"] for b in result["expected_warnings"])
     unexpected = sum(not s["expected"] for s in result["splats"])
@@ -203,7 +203,9 @@ def report(result, folder):
         f"{result['outcome'].upper()}")
     for reason in result["reasons"]:
         say("  - " + reason)
-    if result["outcome"] != "pass":
+    if mutant:
+        say("  (a mutant: the mutation test wants its tests to fail)")
+    elif result["outcome"] != "pass":
         say("  to reproduce:\n    " + result["reproduce"]["build"]
             + "\n    " + result["reproduce"]["boot"])
     say(f"  results in {folder}/result.json, console in "

@@ -1,6 +1,7 @@
 """Mutation tests of the kernel tests.  Each patch in tests/kernel-mutations
 puts back a bug that the core patch fixes; booted with it, the KUnit tests
-named by its "Expect-Fail:" lines must fail, or they could not catch it."""
+named by its "Expect-Fail:" lines must fail, and a splat must show each
+text of its "Expect-Splat:" lines, or the boot test could not catch it."""
 
 import glob
 import json
@@ -14,13 +15,27 @@ FOLDER = os.path.join(tree.REPO, "tests", "kernel-mutations")
 CAUGHT = ("FAIL", "ERROR")
 
 
-def expected_failures(patch):
+def expectations(patch):
+    """([KUnit tests that must fail], [texts that splats must show])."""
     with open(patch, encoding="utf-8") as f:
-        names = re.findall(r"(?m)^Expect-Fail: (\S+)$", f.read())
-    if not names:
-        raise Error(f"{patch}: no Expect-Fail: line names the KUnit test "
-                    "that must catch this mutation")
-    return names
+        text = f.read()
+    fails = re.findall(r"(?m)^Expect-Fail: (\S+)$", text)
+    splats = re.findall(r"(?m)^Expect-Splat: (.+?)\s*$", text)
+    if not fails and not splats:
+        raise Error(f"{patch}: no Expect-Fail: or Expect-Splat: line says "
+                    "how the boot test must catch this mutation")
+    return fails, splats
+
+
+def judge(result, fails, splats):
+    """What caught the mutant, {expectation: evidence or None}."""
+    tests = result["kunit"]["tests"]
+    seen = [s["text"] for s in result["splats"] if not s["expected"]]
+    found = {f"test {t}": (tests.get(t) if tests.get(t) in CAUGHT else None)
+             for t in fails}
+    for text in splats:
+        found[f"splat {text!r}"] = next((s for s in seen if text in s), None)
+    return found
 
 
 def run(kver, work=None, out=None, timeout=600, jobs=None):
@@ -30,26 +45,27 @@ def run(kver, work=None, out=None, timeout=600, jobs=None):
     summary = []
     for patch in mutants:
         name = os.path.basename(patch)[:-len(".patch")]
-        expect = expected_failures(patch)
-        say(f"==> mutant {name}: expecting {', '.join(expect)} to fail")
+        fails, splats = expectations(patch)
+        say(f"==> mutant {name}: expecting "
+            + ", ".join([f"{t} to fail" for t in fails]
+                        + [f"a splat with {t!r}" for t in splats]))
         boottest.run(kver, work, out, timeout, jobs, extra=[patch],
                      name=f"mutants/{name}")
         with open(os.path.join(out, kver, "mutants", name, "result.json"),
                   encoding="utf-8") as f:
             result = json.load(f)
-        statuses = {t: result["kunit"]["tests"].get(t, "missing")
-                    for t in expect}
-        caught = all(s in CAUGHT for s in statuses.values())
-        summary.append({"mutant": name, "expected_failures": statuses,
-                        "caught": caught, "outcome": result["outcome"],
-                        "splats": [s["text"] for s in result["splats"]
-                                   if not s["expected"]]})
+        found = judge(result, fails, splats)
+        summary.append({"mutant": name, "caught_by": found,
+                        "caught": all(found.values()),
+                        "outcome": result["outcome"],
+                        "boot_seconds": result["boot_seconds"]})
     path = os.path.join(out, kver, "mutants", "summary.json")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
     os.replace(path + ".tmp", path)
     for m in summary:
         verdict = "caught" if m["caught"] else "NOT CAUGHT"
-        say(f"mutant {m['mutant']}: {verdict} "
-            f"({', '.join(f'{t} {s}' for t, s in m['expected_failures'].items())})")
+        evidence = "; ".join(f"{k}: {v or 'missing'}"
+                             for k, v in m["caught_by"].items())
+        say(f"mutant {m['mutant']}: {verdict} ({evidence})")
     return 0 if summary and all(m["caught"] for m in summary) else 1
