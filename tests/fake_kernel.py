@@ -11,6 +11,8 @@ SUBLEVEL = {2}
 EXTRAVERSION =
 """
 
+IDENT = ["-c", "user.name=T", "-c", "user.email=t@example.org"]
+
 NOTIFIER_C = """// SPDX-License-Identifier: GPL-2.0-only
 int notifier_call_chain(void)
 {
@@ -38,3 +40,14 @@ def make_tarball(folder, version="9.9.1", extra=None):
         tarball = os.path.join(folder, f"{top}.tar.xz")
         subprocess.run(["tar", "-cJf", tarball, "-C", tmp, top], check=True)
     return tarball
+
+
+def git(path, *args):
+    return subprocess.run(["git", "-C", path] + list(args), check=True,
+                          capture_output=True, text=True).stdout
+
+
+def commit_on_branch(path, branch, message="commit"):
+    """Commits nothing on a new `branch` of the tree at `path`."""
+    git(path, "checkout", "-q", "-b", branch)
+    git(path, *IDENT, "commit", "-q", "--allow-empty", "-m", message)

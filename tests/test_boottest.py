@@ -56,6 +56,12 @@ class VerdictTest(unittest.TestCase):
                                                  parser_ok=False)),
                          "test-failure")
 
+    def test_qemu_failure_is_a_harness_error(self):
+        self.assertEqual(self.outcome(qemu_status=1,
+                                      kunit=dict(result()["kunit"],
+                                                 tests={})),
+                         "harness-error")
+
     def test_timeout_wins(self):
         outcome, reasons = boottest.verdict(result(
             timed_out=True, splats=[warning(False)]))

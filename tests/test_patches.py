@@ -5,21 +5,13 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
-from tests.fake_kernel import make_tarball
+from tests.fake_kernel import IDENT, git, make_tarball
 from notifier_series import patches, tree
 from notifier_series.progress import Error
-
-IDENT = ["-c", "user.name=T", "-c", "user.email=t@example.org"]
-
-
-def git(path, *args):
-    return subprocess.run(["git", "-C", path] + list(args), check=True,
-                          capture_output=True, text=True).stdout
 
 
 class ApplyTest(unittest.TestCase):

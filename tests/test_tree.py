@@ -3,19 +3,13 @@ overwrite a tree with local changes."""
 
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
-from tests.fake_kernel import make_tarball
+from tests.fake_kernel import IDENT, commit_on_branch, git, make_tarball
 from notifier_series import tree
 from notifier_series.progress import Error
-
-
-def git(path, *args):
-    return subprocess.run(["git", "-C", path] + list(args), check=True,
-                          capture_output=True, text=True).stdout
 
 
 class PrepareTest(unittest.TestCase):
@@ -71,17 +65,13 @@ class PrepareTest(unittest.TestCase):
 
     def test_refuses_a_branch_of_the_user(self):
         t = self.prepare()
-        git(t.path, "checkout", "-q", "-b", "mine")
-        git(t.path, "-c", "user.name=u", "-c", "user.email=u@x", "commit",
-            "-q", "--allow-empty", "-m", "mine")
+        commit_on_branch(t.path, "mine")
         with self.assertRaisesRegex(Error, "refs/heads/mine"):
             self.prepare()
 
     def test_our_own_branches_are_not_local_changes(self):
         t = self.prepare()
-        git(t.path, "checkout", "-q", "-b", "notifier-series/core")
-        git(t.path, "-c", "user.name=u", "-c", "user.email=u@x", "commit",
-            "-q", "--allow-empty", "-m", "core")
+        commit_on_branch(t.path, "notifier-series/core")
         self.assertEqual(tree.local_changes(t.path), [])
 
     def test_extracts_again_when_the_tarball_changed(self):
@@ -107,8 +97,7 @@ class PrepareTest(unittest.TestCase):
         t = self.prepare()
         with open(os.path.join(t.path, "Makefile"), "a") as f:
             f.write("# mine\n")
-        git(t.path, "-c", "user.name=u", "-c", "user.email=u@x", "commit",
-            "-q", "-a", "-m", "mine")
+        git(t.path, *IDENT, "commit", "-q", "-a", "-m", "mine")
         git(t.path, "tag", "-f", "pristine")
         with self.assertRaisesRegex(Error, "does not point at the baseline"):
             self.prepare()

@@ -75,6 +75,9 @@ def verdict(result):
               f"errors, {cp['warnings']} warnings (checkpatch.txt)")
     for warning in result.get("sparse") or []:
         worse("test-failure", "sparse: " + warning)
+    if result.get("qemu_status"):
+        worse("harness-error", f"QEMU exited with status "
+              f"{result['qemu_status']} (console.log)")
     if result["timed_out"]:
         worse("timeout", f"QEMU still ran after {result['timeout']}s")
     for s in result["splats"]:
@@ -161,6 +164,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
                               _print_line)
         result["boot_seconds"] = round(step.seconds, 1)
         result["timed_out"] = rc is None
+        result["qemu_status"] = rc
         with open(log, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
         m = next(filter(None, (re.search(r"Linux version (\S+)", line)
