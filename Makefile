@@ -5,7 +5,7 @@ KVER ?= 6.1
 PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
-.PHONY: all deps prepare boot-test mutation-test unit-test check
+.PHONY: all deps prepare boot-test mutation-test classify unit-test check
 
 all: boot-test
 
@@ -17,6 +17,9 @@ prepare: deps
 
 boot-test: deps
 	$(NS) boot-test $(KVER)
+
+classify: deps
+	$(NS) classify $(KVER)
 
 mutation-test: deps
 	$(NS) mutation-test $(KVER)

@@ -1,0 +1,204 @@
+"""The classification files of classify/: loading with file:line errors,
+checking against a tree's chains, and writing drafts that keep every
+reviewed decision.  The schema is in classify/README.md."""
+
+import os
+
+import yaml
+
+from .progress import Error
+
+CLASSES = ("atomic", "blocking", "excluded")
+DECLARED = ("atomic", "blocking", "raw", "srcu", "bare")
+FIELDS = {"chain": str, "defined": str, "declared": str, "class": str,
+          "reason": str, "reviewed": bool}
+REQUIRED = ("chain", "defined", "declared", "class", "reason")
+
+
+class Entry(dict):
+    """One chain's decision, with the line it starts at."""
+
+    line = 0
+
+    @property
+    def key(self):
+        return (self["chain"], self["defined"])
+
+
+def _scalar(node):
+    return yaml.safe_load(yaml.serialize(node))
+
+
+def load(path, text=None):
+    """(kernel, [Entry]) of a classification file.  Raises Error naming
+    the file and line of every problem: malformed YAML, a missing or
+    unknown field, an unknown class, a duplicate chain."""
+    if text is None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise Error(f"{path}: {e.strerror}")
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        raise Error(f"{where}: not valid YAML: {getattr(e, 'problem', e)}")
+    problems = []
+    if not isinstance(root, yaml.MappingNode):
+        raise Error(f"{path}:1: expected a mapping with 'kernel' and "
+                    "'chains'")
+    top = {k.value: v for k, v in root.value}
+    kernel = top.get("kernel")
+    if kernel is None or not isinstance(kernel, yaml.ScalarNode):
+        problems.append(f"{path}:1: 'kernel' (the version, a string) is "
+                        "missing")
+    chains = top.get("chains")
+    if not isinstance(chains, yaml.SequenceNode):
+        raise Error("\n".join(problems + [f"{path}:1: 'chains' must be a "
+                                          "list of chains"]))
+    entries, seen = [], {}
+    for node in chains.value:
+        line = node.start_mark.line + 1
+        if not isinstance(node, yaml.MappingNode):
+            problems.append(f"{path}:{line}: a chain must be a mapping of "
+                            + ", ".join(REQUIRED))
+            continue
+        entry = Entry()
+        entry.line = line
+        for k, v in node.value:
+            name = k.value
+            if name not in FIELDS:
+                problems.append(f"{path}:{k.start_mark.line + 1}: unknown "
+                                f"field {name!r}")
+                continue
+            value = _scalar(v) if isinstance(v, yaml.ScalarNode) else None
+            if not isinstance(value, FIELDS[name]):
+                problems.append(f"{path}:{v.start_mark.line + 1}: {name} "
+                                f"must be a {FIELDS[name].__name__}")
+                continue
+            entry[name] = value
+        label = entry.get("chain", "?")
+        missing = [f for f in REQUIRED if f not in entry]
+        if missing:
+            problems.append(f"{path}:{line}: chain {label}: missing "
+                            + ", ".join(missing))
+            continue
+        if entry["class"] not in CLASSES:
+            problems.append(f"{path}:{line}: chain {label}: unknown class "
+                            f"{entry['class']!r} (one of "
+                            f"{', '.join(CLASSES)})")
+        if entry["declared"] not in DECLARED:
+            problems.append(f"{path}:{line}: chain {label}: unknown "
+                            f"declared kind {entry['declared']!r} (one of "
+                            f"{', '.join(DECLARED)})")
+        if entry["declared"] in ("raw", "srcu") and \
+                entry["class"] != "excluded":
+            problems.append(f"{path}:{line}: chain {label}: a "
+                            f"{entry['declared']} chain can only be "
+                            "excluded")
+        if entry.key in seen:
+            problems.append(f"{path}:{line}: chain {label} (defined in "
+                            f"{entry['defined']}) is already classified at "
+                            f"line {seen[entry.key]}")
+        else:
+            seen[entry.key] = line
+            entries.append(entry)
+    if problems:
+        raise Error("\n".join(problems))
+    return _scalar(kernel), entries
+
+
+def check_coverage(path, entries, chains):
+    """Problems between a file's entries and a tree's chains {key: Chain}:
+    a chain of the file not in the tree, or declared otherwise, and a
+    chain of the tree missing from the file."""
+    problems = []
+    for e in entries:
+        chain = chains.get(e.key)
+        if chain is None:
+            problems.append(f"{path}:{e.line}: chain {e['chain']} (defined "
+                            f"in {e['defined']}) is not in the tree")
+        elif chain.kind != e["declared"]:
+            problems.append(f"{path}:{e.line}: chain {e['chain']}: the tree "
+                            f"declares it {chain.kind}, not "
+                            f"{e['declared']}")
+    listed = {e.key for e in entries}
+    for key, chain in sorted(chains.items()):
+        if key not in listed:
+            problems.append(f"{path}: chain {chain.id} (defined at "
+                            f"{chain.defined}:{chain.line}) is missing")
+    return problems
+
+
+def carry(entries, chains, proposals):
+    """The entries of a draft for a tree: every decision whose chain still
+    exists is kept (following a chain that moved to another file); new
+    chains get the proposal, marked reviewed: false.  Returns (entries,
+    report) where report lists the chains that appeared, vanished, moved
+    or changed declared kind."""
+    by_key = {e.key: e for e in entries}
+    by_id = {}
+    for e in entries:
+        by_id.setdefault(e["chain"], []).append(e)
+    out, used = [], set()
+    report = {"appeared": [], "vanished": [], "moved": [], "redeclared": []}
+    for key, chain in sorted(chains.items()):
+        old = by_key.get(key)
+        if old is None:
+            moved = [e for e in by_id.get(chain.id, [])
+                     if e.key not in chains and e.key not in used]
+            if len(moved) == 1:
+                old = moved[0]
+                report["moved"].append(f"{chain.id}: {old['defined']} -> "
+                                       f"{chain.defined}")
+        if old is not None:
+            used.add(old.key)
+            entry = Entry(old)
+            entry["defined"] = chain.defined
+            if old["declared"] != chain.kind:
+                report["redeclared"].append(
+                    f"{chain.id}: {old['declared']} -> {chain.kind}")
+                entry["declared"] = chain.kind
+                if chain.kind in ("raw", "srcu"):
+                    entry["class"] = "excluded"
+                entry["reviewed"] = False
+            out.append(entry)
+            continue
+        klass, reason = proposals[key]
+        report["appeared"].append(f"{chain.id} ({chain.defined})")
+        out.append(Entry(chain=chain.id, defined=chain.defined,
+                         declared=chain.kind, **{"class": klass},
+                         reason=reason, reviewed=False))
+    report["vanished"] = [f"{e['chain']} ({e['defined']})" for e in entries
+                          if e.key not in used]
+    return out, report
+
+
+def dump(kernel, entries, header):
+    """The text of a classification file, in a stable, diffable order."""
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    lines += [f"kernel: {_quote(kernel)}", "chains:"]
+    for e in sorted(entries, key=lambda e: (e["defined"], e["chain"])):
+        lines.append(f"- chain: {_quote(e['chain'])}")
+        for field in ("defined", "declared", "class", "reason"):
+            lines.append(f"  {field}: {_quote(e[field])}")
+        if e.get("reviewed") is False:
+            lines.append("  reviewed: false")
+    return "\n".join(lines) + "\n"
+
+
+def _quote(value):
+    text = yaml.safe_dump(value, default_style=None, width=10 ** 6,
+                          allow_unicode=True).strip()
+    if text.endswith("\n..."):
+        text = text[:-4].strip()
+    return text
+
+
+def write(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)

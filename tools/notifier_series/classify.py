@@ -1,0 +1,265 @@
+"""The classification stage: inventory and evidence of a tree's notifier
+chains, the proposed class of each, the rule checks, the reviewed YAML of
+classify/ checked against the tree, and the audit report."""
+
+import json
+import os
+import time
+from collections import Counter
+
+from . import chains, classification, evidence, tree
+from .progress import Error, Step, say
+
+FOLDER = os.path.join(tree.REPO, "classify")
+SEED = os.path.join(FOLDER, "seed-2005.yaml")
+HEADER = """Reviewed classification of the notifier chains of Linux {kver}.
+One entry per chain of the tree; schema and workflow: classify/README.md.
+Entries marked "reviewed: false" are drafts that a person has yet to check.
+"""
+
+
+def yaml_path(kver):
+    return os.path.join(FOLDER, f"linux-{kver}.yaml")
+
+
+def pristine_checkout(kernel_tree):
+    """A git worktree of the tree's pristine commit next to it, made once:
+    the chains are classified as the tree declares them before the series,
+    whatever branch the tree itself is on."""
+    path = kernel_tree.path + "-pristine"
+    pristine = tree.git(kernel_tree.path, "rev-parse", tree.PRISTINE
+                        + "^{commit}").strip()
+    if os.path.isdir(path):
+        head = tree.git(path, "rev-parse", "HEAD", check=False).strip()
+        if head == pristine and not tree.git(path, "status",
+                                             "--porcelain").strip():
+            return path
+        raise Error(f"{path} is not a clean checkout of the pristine "
+                    f"commit; remove it (git -C {kernel_tree.path} worktree "
+                    "remove --force ...) to let it be made again")
+    tree.git(kernel_tree.path, "worktree", "prune")
+    tree.git(kernel_tree.path, "worktree", "add", "-q", "--detach", path,
+             pristine)
+    return path
+
+
+def analyse(kver, work, jobs, out):
+    """(chains.Tree, facts) of the pristine tree of `kver`; the evidence
+    records are kept in out/<kver>/evidence.json."""
+    kernel_tree = tree.prepare(kver, work)
+    with Step(f"collecting the evidence of Linux {kernel_tree.version} "
+              "(spatch)") as step:
+        source = pristine_checkout(kernel_tree)
+        found = evidence.collect(source, jobs, lambda records: chains.followed(
+            chains.Tree(records, source)))
+    folder = os.path.join(out, kver)
+    os.makedirs(folder, exist_ok=True)
+    _write_json(os.path.join(folder, "evidence.json"), found)
+    facts = {"kernel": kernel_tree.version,
+             "package": kernel_tree.record["package"],
+             "evidence_seconds": round(step.seconds, 1),
+             "files": found["files"], "wrappers": len(found["wrappers"]),
+             "not_followed": found["not_followed"],
+             "spatch_problems": found["problems"]}
+    return chains.Tree(found["records"], source), facts
+
+
+def draft_entry(chain):
+    """(class, reason) that a draft proposes for a chain."""
+    klass, reasons = chains.propose(chain)
+    if klass in ("atomic", "blocking", "excluded"):
+        return klass, reasons[0]
+    if klass == "conflict":
+        return chain.kind, ("CONFLICT, kept as declared: " + reasons[0]
+                            + "; but " + reasons[-1])
+    return chain.kind, "no evidence either way; kept as declared"
+
+
+def run(kver, work=None, jobs=None, out=None, update=False, source=None):
+    """Classifies the chains of `kver` and writes out/<kver>/audit.json and
+    audit.txt; with `update`, first writes classify/linux-<kver>.yaml from
+    `source` (default: that file itself), keeping reviewed decisions.
+    Returns 0 when the YAML fits the tree."""
+    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    jobs = jobs or os.cpu_count() or 1
+    start = time.monotonic()
+    model, facts = analyse(kver, work, jobs, out)
+    path = yaml_path(kver)
+    if update:
+        origin = source or path
+        entries = []
+        if os.path.exists(origin):
+            _, entries = classification.load(origin)
+        drafts = {key: draft_entry(c) for key, c in model.chains.items()}
+        entries, changes = classification.carry(entries, model.chains,
+                                                drafts)
+        classification.write(path, classification.dump(
+            kver, entries, HEADER.format(kver=kver)))
+        facts["update"] = {"from": os.path.relpath(origin, tree.REPO),
+                           **changes}
+        for what, items in changes.items():
+            say(f"    {what}: {len(items)}" + "".join(
+                f"\n      {i}" for i in items[:20]))
+    _, entries = classification.load(path)
+    problems = classification.check_coverage(
+        os.path.relpath(path, tree.REPO), entries, model.chains)
+    report = audit(model, entries, facts, problems)
+    report["seconds"] = round(time.monotonic() - start, 1)
+    folder = os.path.join(out, kver)
+    _write_json(os.path.join(folder, "audit.json"), report)
+    text = audit_text(report)
+    with open(os.path.join(folder, "audit.txt.tmp"), "w",
+              encoding="utf-8") as f:
+        f.write(text)
+    os.replace(os.path.join(folder, "audit.txt.tmp"),
+               os.path.join(folder, "audit.txt"))
+    say(text.split("\n\n")[0])
+    say(f"  audit in {folder}/audit.txt and audit.json")
+    if problems:
+        raise Error(f"{os.path.relpath(path, tree.REPO)} does not fit Linux "
+                    f"{facts['kernel']}:\n  " + "\n  ".join(problems))
+    return 0
+
+
+def audit(model, entries, facts, problems):
+    """The audit report of a classified tree, as a dict."""
+    decided = {e.key: e for e in entries}
+    by_kind = Counter(c.kind for c in model.chains.values())
+    agreement = Counter()
+    chain_rows, disagreements, violations = [], [], []
+    for key, chain in sorted(model.chains.items()):
+        proposed, reasons = chains.propose(chain)
+        entry = decided.get(key)
+        klass = entry["class"] if entry else chain.kind
+        if proposed != "excluded":
+            if proposed == "unknown":
+                agreement["no_evidence"] += 1
+            elif proposed == chain.kind:
+                agreement["agree"] += 1
+            else:
+                agreement["disagree"] += 1
+                disagreements.append({"chain": chain.id,
+                                      "defined": chain.defined,
+                                      "declared": chain.kind,
+                                      "proposed": proposed, "class": klass,
+                                      "evidence": reasons})
+        if klass in ("atomic", "blocking"):
+            violations += chains.violations(chain, klass)
+        chain_rows.append({
+            "chain": chain.id, "defined": f"{chain.defined}:{chain.line}",
+            "declared": chain.kind, "proposed": proposed, "class": klass,
+            "reviewed": bool(entry) and entry.get("reviewed", True),
+            "evidence": reasons,
+            "sites": [_site(s) for s in chain.sites],
+            "callers": [_site(s) for s in chain.callers],
+            "callouts": [{"function": c["function"], "block": c["block"],
+                          "registered": c["registered"],
+                          "sleeps": c["sleeps"]}
+                         for c in chain.callouts.values()]})
+    return {
+        **facts, "chains": len(model.chains), "by_kind": dict(by_kind),
+        "agreement": {k: agreement[k] for k in ("agree", "disagree",
+                                                "no_evidence")},
+        "disagreements": disagreements, "violations": violations,
+        "unresolved_sites": [_site(s) for s in model.unresolved],
+        "classification": {
+            "drafts": sum(e.get("reviewed") is False for e in entries),
+            "overrides": [{"chain": e["chain"], "defined": e["defined"],
+                           "declared": e["declared"], "class": e["class"],
+                           "reason": e["reason"]} for e in entries
+                          if e["class"] not in ("excluded", e["declared"])],
+            "problems": problems},
+        "seed": seed_comparison(model, decided),
+        "details": chain_rows,
+    }
+
+
+def _site(s):
+    context = [f"{ctx}: {why}" for ctx, why in s["context"]] or ["unknown"]
+    out = {"at": f"{s['file']}:{s['line']}", "in": s["fn"],
+           "op": s["op"], "context": context}
+    for extra in ("api", "via", "why"):
+        if s.get(extra):
+            out[extra] = s[extra]
+    return out
+
+
+def seed_comparison(model, decided):
+    """The 2005 RFC's classes of the chains that still exist by name."""
+    _, seed = classification.load(SEED)
+    rows = []
+    for s in seed:
+        now = [c for c in model.chains.values() if c.id == s["chain"]]
+        row = {"chain": s["chain"], "2005": s["class"],
+               "2005_file": s["defined"]}
+        if now:
+            c = now[0]
+            entry = decided.get(c.key)
+            row.update(defined=c.defined, declared=c.kind,
+                       proposed=chains.propose(c)[0],
+                       **{"class": entry["class"] if entry else None})
+        rows.append(row)
+    return rows
+
+
+def audit_text(r):
+    lines = [
+        f"Notifier chains of Linux {r['kernel']} ({r['package']}): "
+        f"{r['chains']} chains, "
+        + ", ".join(f"{n} {k}" for k, n in sorted(r["by_kind"].items()))
+        + f".  Proposed class vs declared kind: {r['agreement']['agree']} "
+        f"agree, {r['agreement']['disagree']} disagree, "
+        f"{r['agreement']['no_evidence']} without evidence.  "
+        f"{len(r['violations'])} rule violations, "
+        f"{len(r['unresolved_sites'])} sites whose chain is not known.  "
+        f"Classification: {r['classification']['drafts']} drafts, "
+        f"{len(r['classification']['overrides'])} overrides, "
+        f"{len(r['classification']['problems'])} problems; "
+        f"{r.get('seconds')}s.", ""]
+
+    def section(title, rows):
+        lines.append(f"== {title} ({len(rows)})")
+        lines.extend(rows or ["(none)"])
+        lines.append("")
+
+    section("Disagreements of the evidence with the declared kind", [
+        f"{d['chain']} ({d['defined']}): declared {d['declared']}, "
+        f"proposed {d['proposed']}, classified {d['class']}\n    "
+        + "\n    ".join(d["evidence"][:5]) for d in r["disagreements"]])
+    section("Rule violations", [
+        f"{v['site']}: [{v['rule']}] {v['chain']}: {v['why']}"
+        for v in r["violations"]])
+    section("Classes that differ from the declared kind", [
+        f"{o['chain']} ({o['defined']}): {o['declared']} -> {o['class']}: "
+        f"{o['reason']}" for o in r["classification"]["overrides"]])
+    section("Classification problems", r["classification"]["problems"])
+    section("The 2005 RFC's chains", [
+        f"{s['chain']}: 2005 {s['2005']}; " + (
+            f"now {s['declared']} in {s['defined']}, proposed "
+            f"{s['proposed']}, classified {s['class']}"
+            if "declared" in s else "no longer in the tree")
+        for s in r["seed"]])
+    section("Sites whose chain is not known", [
+        f"{s['at']} in {s['in']}(): {s['api']}: {s.get('why')}"
+        for s in r["unresolved_sites"]])
+    section("Chains", [
+        f"{d['chain']} ({d['defined']}): {d['declared']} -> {d['class']}"
+        f"{'' if d['reviewed'] else ' (draft)'}; proposed {d['proposed']}; "
+        f"{len(d['sites'])} sites, {len(d['callers'])} wrapper calls, "
+        f"{len(d['callouts'])} callouts"
+        + "".join(f"\n    {e}" for e in d["evidence"][:3])
+        for d in r["details"]])
+    lines.append(f"Evidence: {r['files']['api']} files using the chain API, "
+                 f"{r['files']['callers']} calling {r['wrappers']} of the "
+                 f"chains' wrappers, in {r['evidence_seconds']}s; not "
+                 f"followed (too many callers): "
+                 f"{', '.join(r['not_followed']) or 'none'}; spatch "
+                 f"problems: {len(r['spatch_problems'])}.")
+    return "\n".join(lines) + "\n"
+
+
+def _write_json(path, data):
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)

@@ -1,0 +1,179 @@
+"""Running cocci/notifier_evidence.cocci over a tree and reading its
+records: a first pass over the files that use the chain API, a second one
+over the files that call the chains' own wrappers found by the first."""
+
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import time
+
+from .progress import Error, say
+from .tree import REPO
+
+SMPL = os.path.join(REPO, "cocci", "notifier_evidence.cocci")
+
+# Files worth parsing in the first pass: heads and uses of the chain API.
+API_FILES = (r"_notifier_head\b|NOTIFIER_HEAD|_notifier_chain_|"
+             r"_notifier_call_chain|\bnotifier_chain_(un)?register\b|"
+             r"\bnotifier_call_chain\b")
+# A function called from more files than this is not followed.
+MAX_CALLER_FILES = 150
+CHUNK = 16
+TIMEOUT = 120          # seconds spatch may spend on one file
+
+
+def grep_files(tree_path, pattern, words=False):
+    """Tracked .c and .h files of the tree matching the extended regex."""
+    cmd = ["git", "-C", tree_path, "grep", "-l", "-E"]
+    if words:
+        cmd.append("-w")
+    proc = subprocess.run(cmd + ["-e", pattern, "--", "*.c", "*.h"],
+                          capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise Error(f"git grep failed in {tree_path}: {proc.stderr.strip()}")
+    return sorted(proc.stdout.split())
+
+
+def grep_callers(tree_path, names):
+    """{name: files of the tree where the word occurs}, in one git grep."""
+    found = {name: set() for name in names}
+    names = sorted(names)
+    for i in range(0, len(names), 200):
+        pattern = "|".join(re.escape(n) for n in names[i:i + 200])
+        proc = subprocess.run(["git", "-C", tree_path, "grep", "-o", "-w",
+                               "-E", "-e", pattern, "--", "*.c", "*.h"],
+                              capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            path, _, word = line.rpartition(":")
+            if word in found:
+                found[word].add(path)
+    return found
+
+
+# Top-level head definitions, found by text as well: spatch skips a part
+# of a file it cannot parse, and with it the heads defined there.
+TEXT_HEAD = re.compile(
+    r"^(?:static\s+)?(?:(ATOMIC|BLOCKING|RAW|SRCU)_NOTIFIER_HEAD(?:_STATIC)?"
+    r"\(\s*(\w+)\s*\)|struct\s+(atomic|blocking|raw|srcu)_notifier_head\s+"
+    r"(\w+)\s*(?:\[[^]]*\])?\s*[;=])")
+
+
+def text_heads(tree_path, files):
+    """Head records of the definitions that start a line."""
+    records = []
+    for path in files:
+        if not path.endswith(".c"):
+            continue
+        with open(os.path.join(tree_path, path), encoding="utf-8",
+                  errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                m = TEXT_HEAD.match(line)
+                if not m:
+                    continue
+                if m.group(1):
+                    records.append({"kind": "head", "form": "macro",
+                                    "symbol": m.group(2), "file": path,
+                                    "line": number, "fn": "something_else"})
+                else:
+                    records.append({"kind": "head", "form": "variable",
+                                    "symbol": m.group(4), "file": path,
+                                    "line": number, "fn": m.group(4),
+                                    "kind_": m.group(3)})
+    return records
+
+
+def include_flags(path):
+    arch = path.split("/")[1] if path.startswith("arch/") else "x86"
+    flags = ["--include-headers-for-types", "--all-includes"]
+    for d in ("include", "include/uapi", f"arch/{arch}/include",
+              f"arch/{arch}/include/uapi"):
+        flags += ["-I", d]
+    return flags
+
+
+def _spatch(tree_path, files, env, flags=()):
+    cmd = ["spatch", "--very-quiet", "--sp-file", SMPL, "-D", "evidence",
+           "--timeout", str(TIMEOUT), "--no-show-diff"] + list(flags) + files
+    proc = subprocess.run(cmd, cwd=tree_path, env=env, capture_output=True,
+                          text=True, errors="replace")
+    records = [json.loads(line[5:]) for line in proc.stdout.splitlines()
+               if line.startswith("NSEV ")]
+    problems = [line for line in proc.stderr.splitlines()
+                if re.search(r"timeout|error|EXN", line, re.I)]
+    if proc.returncode != 0:
+        problems.append(f"spatch exited {proc.returncode} on "
+                        f"{files[0]}..{files[-1]}")
+    return records, problems
+
+
+def run(tree_path, files, jobs, label, wrappers=(), includes=False):
+    """Runs the evidence SmPL on `files`, `jobs` spatch processes at once
+    (spatch's own --jobs does not split an explicit file list); prints
+    progress.  Returns (records, problems)."""
+    env = dict(os.environ, NOTIFIER_WRAPPERS=",".join(sorted(wrappers)),
+               PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    size = 1 if includes else CHUNK
+    chunks = [files[i:i + size] for i in range(0, len(files), size)]
+    records, problems, done = [], [], 0
+    start = shown = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = {pool.submit(_spatch, tree_path, c, env,
+                               include_flags(c[0]) if includes else ()): c
+                   for c in chunks}
+        for future in concurrent.futures.as_completed(futures):
+            got, bad = future.result()
+            records += got
+            problems += bad
+            done += len(futures[future])
+            if time.monotonic() - shown >= 30 or done == len(files):
+                shown = time.monotonic()
+                say(f"    {label}: {done}/{len(files)} files, "
+                    f"{shown - start:.0f}s")
+    return records, problems
+
+
+def dedupe(records):
+    seen, out = set(), []
+    for r in records:
+        key = json.dumps(r, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def collect(tree_path, jobs, followed):
+    """All the records of a tree.  `followed(records)` names the functions
+    whose callers the second pass must look at: the chains' wrappers."""
+    first = grep_files(tree_path, API_FILES)
+    records, problems = run(tree_path, first, jobs, "chain API users")
+    records += text_heads(tree_path, first)
+    # Member chains whose structure spatch did not see: again, with the
+    # headers that define the types.
+    typed = {(r["file"], r["line"]) for r in records
+             if r["kind"] == "site_type"}
+    untyped = sorted({r["file"] for r in records if r["kind"] == "site"
+                      and re.search(r"(->|\.) \w+( \[ .* \])?$", r["chain"])
+                      and (r["file"], r["line"]) not in typed})
+    if untyped:
+        more, bad = run(tree_path, untyped, jobs, "member chains, with "
+                        "headers", includes=True)
+        records += [r for r in more if r["kind"] == "site_type"]
+        problems += bad
+    wrappers = set(followed(records))
+    callers = grep_callers(tree_path, wrappers)
+    skipped = {name: len(where) for name, where in callers.items()
+               if len(where) > MAX_CALLER_FILES}
+    wrappers -= set(skipped)
+    files = set().union(*(callers[name] for name in wrappers)) \
+        if wrappers else set()
+    if wrappers:
+        more, bad = run(tree_path, sorted(files), jobs,
+                        f"callers of {len(wrappers)} wrappers", wrappers)
+        records += more
+        problems += bad
+    return {"records": dedupe(records), "problems": problems,
+            "files": {"api": len(first), "callers": len(files)},
+            "wrappers": sorted(wrappers), "not_followed": skipped}
