@@ -153,7 +153,8 @@ class Tree:
                                 r["line"], r["kind_"], "anonymous", True))
         for chain in self.chains.values():
             if chain.form in ("macro", "variable") and not chain.static:
-                chain.declarations = externs.get(chain.id, [])
+                chain.declarations = sorted(set(externs.get(chain.id,
+                                                            [])))
 
     # -- sites -------------------------------------------------------------
 
@@ -305,10 +306,15 @@ class Tree:
             if not hits:
                 hits = [b for b in blocks if b["block"] == m.group(1)]
             return hits
+        if re.match(r"^\w+$", expr or ""):
+            # A pointer: the blocks it was set up through.
+            return [b for b in blocks if b["file"] == file
+                    and b["block"] == "*" + expr]
         key = last_name(expr or "")
         return [b for b in blocks if b["file"] == file
-                and last_name(b["block"]) == key and not
-                re.match(r"^\w+$", b["block"])]
+                and not b["block"].startswith("*")
+                and not re.match(r"^\w+$", b["block"])
+                and last_name(b["block"]) == key]
 
     def _callouts(self):
         writes = [(c, s) for c in self.chains.values() for s in c.sites

@@ -43,21 +43,38 @@ def pristine_checkout(kernel_tree):
     return path
 
 
-def analyse(kver, work, jobs, out):
+def analyse(kver, work, jobs, out, reuse=False):
     """(chains.Tree, facts) of the pristine tree of `kver`; the evidence
-    records are kept in out/<kver>/evidence.json."""
+    records are kept in out/<kver>/evidence.json, and with `reuse` taken
+    from there when they came from the same tree and semantic patch."""
     kernel_tree = tree.prepare(kver, work)
-    with Step(f"collecting the evidence of Linux {kernel_tree.version} "
-              "(spatch)") as step:
-        source = pristine_checkout(kernel_tree)
-        found = evidence.collect(source, jobs, lambda records: chains.followed(
-            chains.Tree(records, source)))
+    source = pristine_checkout(kernel_tree)
     folder = os.path.join(out, kver)
-    os.makedirs(folder, exist_ok=True)
-    _write_json(os.path.join(folder, "evidence.json"), found)
+    cached = os.path.join(folder, "evidence.json")
+    stamp = {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
+             "smpl": tree.sha256(evidence.SMPL)}
+    found = None
+    if reuse and os.path.exists(cached):
+        with open(cached, encoding="utf-8") as f:
+            found = json.load(f)
+        if found.get("stamp") != stamp:
+            found = None
+    with Step(f"collecting the evidence of Linux {kernel_tree.version} "
+              "(spatch)"):
+        started = time.monotonic()
+        if found:
+            say(f"    reusing {cached}")
+        else:
+            found = evidence.collect(source, jobs, lambda records:
+                                     chains.followed(chains.Tree(records,
+                                                                 source)))
+            found["stamp"] = stamp
+            found["seconds"] = round(time.monotonic() - started, 1)
+            os.makedirs(folder, exist_ok=True)
+            _write_json(cached, found)
     facts = {"kernel": kernel_tree.version,
              "package": kernel_tree.record["package"],
-             "evidence_seconds": round(step.seconds, 1),
+             "evidence_seconds": found["seconds"],
              "files": found["files"], "wrappers": len(found["wrappers"]),
              "not_followed": found["not_followed"],
              "spatch_problems": found["problems"]}
@@ -75,7 +92,8 @@ def draft_entry(chain):
     return chain.kind, "no evidence either way; kept as declared"
 
 
-def run(kver, work=None, jobs=None, out=None, update=False, source=None):
+def run(kver, work=None, jobs=None, out=None, update=False, source=None,
+        reuse=False):
     """Classifies the chains of `kver` and writes out/<kver>/audit.json and
     audit.txt; with `update`, first writes classify/linux-<kver>.yaml from
     `source` (default: that file itself), keeping reviewed decisions.
@@ -83,7 +101,7 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None):
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     start = time.monotonic()
-    model, facts = analyse(kver, work, jobs, out)
+    model, facts = analyse(kver, work, jobs, out, reuse)
     path = yaml_path(kver)
     if update:
         origin = source or path

@@ -1,0 +1,118 @@
+"""Classification on a fixture tree with known answers
+(tests/fixtures/evidence): every evidence rule and rule check."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from tests import tools_path  # noqa: F401
+from notifier_series import chains, evidence
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "evidence")
+CORE, USERS = "drivers/demo/core.c", "drivers/demo/users.c"
+
+
+def fixture_tree(folder):
+    """The fixture as a git repository, as evidence.collect needs."""
+    shutil.copytree(FIXTURE, folder)
+    for cmd in (["init", "-q"], ["add", "-A"],
+                ["-c", "user.name=T", "-c", "user.email=t@example.org",
+                 "commit", "-q", "-m", "fixture"]):
+        subprocess.run(["git", "-C", folder] + cmd, check=True)
+    return folder
+
+
+class EvidenceTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        root = fixture_tree(os.path.join(cls.tmp, "tree"))
+        found = evidence.collect(root, 2, lambda records: chains.followed(
+            chains.Tree(records, root)))
+        cls.found = found
+        cls.tree = chains.Tree(found["records"], root)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def chain(self, cid, defined=CORE):
+        return self.tree.chains[(cid, defined)]
+
+    def test_inventory(self):
+        self.assertEqual(
+            {(c.id, c.defined, c.kind, c.form)
+             for c in self.tree.chains.values()},
+            {("demo_atomic_chain", CORE, "atomic", "macro"),
+             ("demo_blocking_chain", CORE, "blocking", "macro"),
+             ("demo_misdeclared_chain", CORE, "blocking", "macro"),
+             ("demo_quiet_chain", CORE, "atomic", "macro"),
+             ("demo_raw_chain", CORE, "raw", "macro"),
+             ("demo_runtime_chain", CORE, "blocking", "variable"),
+             ("demo_anon.chain", CORE, "atomic", "anonymous"),
+             ("demo_bare_chain", CORE, "bare", "bare"),
+             ("struct demo_dev.nh", "include/demo/demo.h", "blocking",
+              "member")})
+        self.assertEqual(self.tree.unresolved, [])
+        self.assertTrue(self.chain("demo_quiet_chain").static)
+        self.assertFalse(self.chain("demo_atomic_chain").static)
+        self.assertEqual(self.chain("demo_atomic_chain").declarations,
+                         ["include/demo/demo.h:5"])
+
+    def test_contexts(self):
+        irq = [s for s in self.chain("demo_atomic_chain").sites
+               if s["fn"] == "demo_irq"][0]
+        self.assertEqual([c for c, _ in irq["context"]], ["hardirq"])
+        self.assertIn("request_irq", irq["context"][0][1])
+        locked = self.chain("demo_misdeclared_chain").sites[0]
+        self.assertEqual(locked["context"][0][0], "atomic")
+        self.assertIn("spin_lock_irqsave", locked["context"][0][1])
+        plain = self.chain("demo_quiet_chain").sites[0]
+        self.assertEqual(plain["context"], [])
+
+    def test_callouts_through_wrappers_and_members(self):
+        self.assertEqual(
+            {c["function"] for c in
+             self.chain("demo_blocking_chain").callouts.values()},
+            {"sleepy_call", "selfish_call", "again_call"})
+        self.assertEqual(
+            [c["function"] for c in self.chain(
+                "struct demo_dev.nh", "include/demo/demo.h")
+             .callouts.values()], ["member_call"])
+        sleepy = [c for c in self.chain("demo_blocking_chain")
+                  .callouts.values() if c["function"] == "sleepy_call"][0]
+        self.assertRegex(sleepy["sleeps"][0], r"^mutex_lock at " + USERS)
+
+    def test_proposals(self):
+        proposed = {c.id: chains.propose(c)[0]
+                    for c in self.tree.chains.values()}
+        self.assertEqual(proposed, {
+            "demo_atomic_chain": "conflict",       # hardirq + GFP_KERNEL
+            "demo_blocking_chain": "blocking",
+            "demo_misdeclared_chain": "atomic",
+            "demo_quiet_chain": "unknown",
+            "demo_raw_chain": "excluded",
+            "demo_runtime_chain": "unknown",
+            "demo_anon.chain": "unknown",
+            "demo_bare_chain": "unknown",
+            "struct demo_dev.nh": "unknown"})
+
+    def test_rule_checks(self):
+        found = set()
+        for c in self.tree.chains.values():
+            if c.kind in ("atomic", "blocking"):
+                for v in chains.violations(c, c.kind):
+                    found.add((v["rule"], v["chain"],
+                               v["site"].split(":")[0]))
+        self.assertEqual(found, {
+            ("write-in-atomic", "demo_atomic_chain", USERS),
+            ("unregister-in-callout", "demo_blocking_chain", USERS),
+            ("register-in-callout", "demo_blocking_chain", USERS),
+            ("blocking-called-atomic", "demo_misdeclared_chain", CORE),
+            ("atomic-callout-sleeps", "demo_atomic_chain", USERS)})
+
+
+if __name__ == "__main__":
+    unittest.main()
