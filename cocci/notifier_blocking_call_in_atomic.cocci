@@ -18,7 +18,18 @@ virtual context
 virtual org
 virtual report
 
-@locked exists@
+@has@
+position p;
+@@
+(
+blocking_notifier_call_chain@p(...)
+|
+blocking_notifier_call_chain_robust@p(...)
+|
+srcu_notifier_call_chain@p(...)
+)
+
+@locked depends on has exists@
 identifier lock =~ "^(spin_lock(_irq|_irqsave|_bh|_nested|_irqsave_nested)?|raw_spin_lock(_irq|_irqsave|_bh|_nested)?|read_lock(_irq|_irqsave|_bh)?|write_lock(_irq|_irqsave|_bh)?|local_irq_save|local_irq_disable|local_bh_disable|preempt_disable|rcu_read_lock(_bh|_sched)?|get_cpu)$";
 identifier unlock =~ "^(spin_unlock(_irq|_irqrestore|_bh)?|raw_spin_unlock(_irq|_irqrestore|_bh)?|read_unlock(_irq|_irqrestore|_bh)?|write_unlock(_irq|_irqrestore|_bh)?|local_irq_restore|local_irq_enable|local_bh_enable|preempt_enable(_no_resched)?|rcu_read_unlock(_bh|_sched)?|put_cpu)$";
 identifier call = {blocking_notifier_call_chain,
@@ -30,7 +41,7 @@ lock@p1(...);
 ... when != unlock(...)
 call@p2(...)
 
-@callback@
+@callback depends on has@
 identifier F;
 expression E1, E2;
 @@

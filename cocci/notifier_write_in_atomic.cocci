@@ -9,8 +9,9 @@
 //
 // Confidence: Moderate
 // Copyright: (C) 2026 the notifier-series authors.
-// Comments: Requires an interprocedural view for wrappers called under a
-// lock in another file; tools/notifier-series classify has it.
+// Comments: Only files that declare a struct notifier_block are searched.
+// Wrappers called under a lock in another file need an interprocedural
+// view, which tools/notifier-series classify has.
 // Options: --no-includes --include-headers
 // Keywords: notifier, register, atomic context
 
@@ -18,7 +19,18 @@ virtual context
 virtual org
 virtual report
 
-@r exists@
+@has@
+identifier nb;
+@@
+(
+struct notifier_block nb;
+|
+struct notifier_block *nb;
+|
+struct notifier_block nb = {...};
+)
+
+@r depends on has exists@
 identifier lock =~ "^(spin_lock(_irq|_irqsave|_bh|_nested|_irqsave_nested)?|raw_spin_lock(_irq|_irqsave|_bh|_nested)?|read_lock(_irq|_irqsave|_bh)?|write_lock(_irq|_irqsave|_bh)?|local_irq_save|local_irq_disable|local_bh_disable|preempt_disable|rcu_read_lock(_bh|_sched)?|get_cpu)$";
 identifier unlock =~ "^(spin_unlock(_irq|_irqrestore|_bh)?|raw_spin_unlock(_irq|_irqrestore|_bh)?|read_unlock(_irq|_irqrestore|_bh)?|write_unlock(_irq|_irqrestore|_bh)?|local_irq_restore|local_irq_enable|local_bh_enable|preempt_enable(_no_resched)?|rcu_read_unlock(_bh|_sched)?|put_cpu)$";
 identifier writer =~ "^((atomic|blocking)_notifier_chain_(un)?register(_unique_prio)?|(un)?register_[A-Za-z0-9_]*notifier[A-Za-z0-9_]*|[A-Za-z0-9_]+_(un)?register_[A-Za-z0-9_]*notifier[A-Za-z0-9_]*|[A-Za-z0-9_]*notifier[A-Za-z0-9_]*_(un)?register)$";
