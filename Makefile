@@ -30,4 +30,6 @@ unit-test: deps
 check: unit-test
 	$(NS) boot-test 6.1
 	$(NS) mutation-test 6.1
+	$(NS) classify 6.1
 	$(NS) boot-test 6.12
+	$(NS) classify 6.12

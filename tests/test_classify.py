@@ -8,7 +8,7 @@ import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
-from notifier_series import chains, evidence
+from notifier_series import chains, classification, classify, evidence
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "evidence")
 CORE, USERS = "drivers/demo/core.c", "drivers/demo/users.c"
@@ -112,6 +112,35 @@ class EvidenceTest(unittest.TestCase):
             ("register-in-callout", "demo_blocking_chain", USERS),
             ("blocking-called-atomic", "demo_misdeclared_chain", CORE),
             ("atomic-callout-sleeps", "demo_atomic_chain", USERS)})
+
+    def test_audit_of_a_draft(self):
+        drafts = {k: classify.draft_entry(c)
+                  for k, c in self.tree.chains.items()}
+        entries, changes = classification.carry([], self.tree.chains,
+                                                drafts)
+        self.assertEqual(len(changes["appeared"]), 9)
+        _, entries = classification.load(
+            "d.yaml", classification.dump("demo", entries, "draft"))
+        facts = {"kernel": "demo", "package": "fixture",
+                 "files": self.found["files"], "wrappers": 2,
+                 "evidence_seconds": 0, "not_followed": {},
+                 "spatch_problems": []}
+        report = classify.audit(self.tree, entries, facts, [])
+        self.assertEqual(report["chains"], 9)
+        self.assertEqual(report["agreement"],
+                         {"agree": 1, "disagree": 2, "no_evidence": 5})
+        self.assertEqual(report["classification"]["drafts"], 9)
+        self.assertEqual(
+            sorted(d["chain"] for d in report["disagreements"]),
+            ["demo_atomic_chain", "demo_misdeclared_chain"])
+        # Classified atomic, demo_misdeclared_chain may be called under a
+        # lock: of the five violations of test_rule_checks, four remain.
+        self.assertEqual(sorted(v["rule"] for v in report["violations"]),
+                         ["atomic-callout-sleeps", "register-in-callout",
+                          "unregister-in-callout", "write-in-atomic"])
+        text = classify.audit_text(report)
+        self.assertIn("9 chains, 3 atomic, 1 bare, 4 blocking, 1 raw", text)
+        self.assertIn("[unregister-in-callout] demo_blocking_chain", text)
 
 
 if __name__ == "__main__":

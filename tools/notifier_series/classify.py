@@ -86,6 +86,11 @@ def draft_entry(chain):
     klass, reasons = chains.propose(chain)
     if klass in ("atomic", "blocking", "excluded"):
         return klass, reasons[0]
+    if chain.kind == "bare":
+        # A 2005 head declares nothing: atomic asks nothing of its callers.
+        return "atomic", ("2005 head: " + (" ".join(reasons[:1]) or
+                                           "no evidence either way")
+                          + "; atomic until a person checks its callouts")
     if klass == "conflict":
         return chain.kind, ("CONFLICT, kept as declared: " + reasons[0]
                             + "; but " + reasons[-1])
