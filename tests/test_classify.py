@@ -49,6 +49,7 @@ class EvidenceTest(unittest.TestCase):
              ("demo_blocking_chain", CORE, "blocking", "macro"),
              ("demo_misdeclared_chain", CORE, "blocking", "macro"),
              ("demo_quiet_chain", CORE, "atomic", "macro"),
+             ("demo_context_chain", CORE, "atomic", "macro"),
              ("demo_raw_chain", CORE, "raw", "macro"),
              ("demo_runtime_chain", CORE, "blocking", "variable"),
              ("demo_anon.chain", CORE, "atomic", "anonymous"),
@@ -72,6 +73,22 @@ class EvidenceTest(unittest.TestCase):
         plain = self.chain("demo_quiet_chain").sites[0]
         self.assertEqual(plain["context"], [])
 
+    def test_every_kind_of_context(self):
+        seen = {s["args"].split(",")[0].strip(): s["context"]
+                for s in self.chain("demo_context_chain").sites}
+        expected = {"1": ("softirq", "given to timer_setup()"),
+                    "2": ("softirq", "given to tasklet_setup()"),
+                    "3": ("process", "sleeps: msleep"),
+                    "4": ("atomic", "under rcu_read_lock()"),
+                    "5": ("atomic", "under preempt_disable()"),
+                    "6": ("atomic", "under local_irq_disable()")}
+        self.assertEqual(set(seen), set(expected))
+        for event, (kind, why) in expected.items():
+            with self.subTest(event=event):
+                self.assertEqual({c for c, _ in seen[event]}, {kind})
+                self.assertTrue(any(why in w for _, w in seen[event]),
+                                seen[event])
+
     def test_callouts_through_wrappers_and_members(self):
         self.assertEqual(
             {c["function"] for c in
@@ -93,6 +110,7 @@ class EvidenceTest(unittest.TestCase):
             "demo_blocking_chain": "blocking",
             "demo_misdeclared_chain": "atomic",
             "demo_quiet_chain": "unknown",
+            "demo_context_chain": "atomic",
             "demo_raw_chain": "excluded",
             "demo_runtime_chain": "unknown",
             "demo_anon.chain": "unknown",
@@ -118,7 +136,7 @@ class EvidenceTest(unittest.TestCase):
                   for k, c in self.tree.chains.items()}
         entries, changes = classification.carry([], self.tree.chains,
                                                 drafts)
-        self.assertEqual(len(changes["appeared"]), 9)
+        self.assertEqual(len(changes["appeared"]), 10)
         _, entries = classification.load(
             "d.yaml", classification.dump("demo", entries, "draft"))
         facts = {"kernel": "demo", "package": "fixture",
@@ -126,10 +144,10 @@ class EvidenceTest(unittest.TestCase):
                  "evidence_seconds": 0, "not_followed": {},
                  "spatch_problems": []}
         report = classify.audit(self.tree, entries, facts, [])
-        self.assertEqual(report["chains"], 9)
+        self.assertEqual(report["chains"], 10)
         self.assertEqual(report["agreement"],
-                         {"agree": 1, "disagree": 2, "no_evidence": 5})
-        self.assertEqual(report["classification"]["drafts"], 9)
+                         {"agree": 2, "disagree": 2, "no_evidence": 5})
+        self.assertEqual(report["classification"]["drafts"], 10)
         self.assertEqual(
             sorted(d["chain"] for d in report["disagreements"]),
             ["demo_atomic_chain", "demo_misdeclared_chain"])
@@ -139,7 +157,8 @@ class EvidenceTest(unittest.TestCase):
                          ["atomic-callout-sleeps", "register-in-callout",
                           "unregister-in-callout", "write-in-atomic"])
         text = classify.audit_text(report)
-        self.assertIn("9 chains, 3 atomic, 1 bare, 4 blocking, 1 raw", text)
+        self.assertIn("10 chains, 4 atomic, 1 bare, 4 blocking, 1 raw",
+                      text)
         self.assertIn("[unregister-in-callout] demo_blocking_chain", text)
 
 
