@@ -5,7 +5,7 @@ KVER ?= 6.1
 PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
-.PHONY: all deps prepare boot-test mutation-test classify unit-test check
+.PHONY: all deps prepare boot-test mutation-test classify convert unit-test check
 
 all: boot-test
 
@@ -20,6 +20,9 @@ boot-test: deps
 
 classify: deps
 	$(NS) classify $(KVER)
+
+convert: deps
+	$(NS) convert-tree $(KVER) --boot-test
 
 mutation-test: deps
 	$(NS) mutation-test $(KVER)

@@ -1,0 +1,138 @@
+"""cocci/notifier_convert.cocci through tools/notifier-series convert, on
+tests/fixtures/convert: every input file has its expected result beside
+it, foo.c -> foo.res and foo.h -> foo.h.res, as Coccinelle's own tests
+do; classification.yaml gives the fixtures' classes."""
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from tools.notifier_series import convert
+from tools.notifier_series.progress import Error
+
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "fixtures", "convert")
+YAML = os.path.join(FIXTURE, "classification.yaml")
+
+
+def expected(path):
+    return path[:-2] + ".res" if path.endswith(".c") else path + ".res"
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def sources(folder):
+    return {os.path.basename(p): read(p)
+            for p in sorted(glob.glob(os.path.join(folder, "*.[ch]")))}
+
+
+class ConvertTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="convert-test-")
+        self.dir = os.path.join(self.tmp, "src")
+        os.makedirs(self.dir)
+        for path in glob.glob(os.path.join(FIXTURE, "*.[ch]")):
+            shutil.copy(path, self.dir)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def yaml(self, text):
+        path = os.path.join(self.tmp, "classification.yaml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def test_every_form_converts_to_its_expected_result(self):
+        report = convert.convert(self.dir, YAML, jobs=2, in_place=True)
+        for path in sorted(glob.glob(os.path.join(FIXTURE, "*.[ch]"))):
+            name = os.path.basename(path)
+            with self.subTest(name), \
+                    open(expected(path), encoding="utf-8") as want, \
+                    open(os.path.join(self.dir, name),
+                         encoding="utf-8") as got:
+                self.assertEqual(want.read(), got.read())
+        self.assertEqual(report["errors"], [])
+        self.assertEqual(report["spatch_problems"], [])
+        self.assertEqual(report["chains_converted"], 16)
+        self.assertEqual(report["converted_by_text"], ["unparsed.c:11"])
+        self.assertEqual(report["chains_excluded"], [
+            "excluded.c:10: demo_legacy_chain",
+            "excluded.c:13: struct demo_legacy.nh"])
+        unconverted = "\n".join(report["unconverted"])
+        self.assertIn("by_hand_2005.c:20: a chain walked by hand", unconverted)
+        self.assertIn("robust.c:19: a robust call on a chain classified "
+                      "atomic", unconverted)
+        self.assertNotIn("excluded.c", unconverted)
+        self.assertIn("members.c:12: struct demo_port.events atomic -> "
+                      "blocking", report["class_changed"])
+
+    def test_a_second_run_changes_nothing(self):
+        convert.convert(self.dir, YAML, jobs=2, in_place=True)
+        before = sources(self.dir)
+        report = convert.convert(self.dir, YAML, jobs=2, in_place=True)
+        self.assertEqual(report["files_changed"], [])
+        self.assertEqual(sources(self.dir), before)
+
+    def test_a_patch_leaves_the_sources_alone_and_applies(self):
+        before = sources(self.dir)
+        patch = os.path.join(self.tmp, "out.patch")
+        report = convert.convert(self.dir, YAML, jobs=2, patch=patch)
+        self.assertEqual(sources(self.dir), before)
+        self.assertEqual(len(report["files_changed"]), 10)
+        subprocess.run(["patch", "-s", "-p1", "-i", patch], cwd=self.dir,
+                       check=True)
+        for name, text in sources(self.dir).items():
+            with open(expected(os.path.join(FIXTURE, name)),
+                      encoding="utf-8") as want:
+                self.assertEqual(want.read(), text, name)
+
+    def test_a_chain_missing_from_the_yaml_stops_before_any_write(self):
+        with open(YAML, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index("- chain: demo_event_chain")
+        end = text.index("- chain: demo_config_chain")
+        path = self.yaml(text[:start] + text[end:])
+        before = sources(self.dir)
+        with self.assertRaises(Error) as cm:
+            convert.convert(self.dir, path, jobs=2, in_place=True)
+        self.assertIn("macro_heads.c:6: the chain demo_event_chain (atomic) "
+                      "is not in", str(cm.exception))
+        self.assertEqual(sources(self.dir), before)
+
+    def test_a_yaml_chain_the_sources_lack_is_named_with_its_line(self):
+        with open(YAML, encoding="utf-8") as f:
+            text = f.read()
+        path = self.yaml(text + "- chain: demo_ghost_chain\n"
+                         "  defined: macro_heads.c\n  declared: atomic\n"
+                         "  class: atomic\n  reason: gone\n")
+        with self.assertRaises(Error) as cm:
+            convert.convert(self.dir, path, jobs=2, patch=os.devnull)
+        lines = text.count("\n")
+        self.assertIn(f"classification.yaml:{lines + 1}: the chain "
+                      "demo_ghost_chain is not defined in macro_heads.c",
+                      str(cm.exception))
+
+    def test_an_out_of_tree_module_of_no_chain_converts_its_calls(self):
+        module = os.path.join(self.tmp, "module")
+        os.makedirs(module)
+        with open(os.path.join(module, "mod.c"), "w", encoding="utf-8") as f:
+            f.write("#include <linux/notifier.h>\n\n"
+                    "static int mod_init(struct notifier_block *nb)\n{\n"
+                    "\treturn atomic_notifier_chain_register("
+                    "&panic_notifier_list, nb);\n}\n")
+        report = convert.convert(module, YAML, jobs=1, in_place=True)
+        with open(os.path.join(module, "mod.c"), encoding="utf-8") as f:
+            self.assertIn("return notifier_chain_register("
+                          "&panic_notifier_list, nb);", f.read())
+        self.assertEqual(report["chains_converted"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

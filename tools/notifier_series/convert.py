@@ -1,0 +1,374 @@
+"""Converting a directory of C sources onto struct notifier_head with
+cocci/notifier_convert.cocci, driven by a classification file.
+
+Nothing is written until every file has been converted and the sources
+fit the classification: then either a patch is written, or with
+in_place the files are replaced, each atomically."""
+
+import concurrent.futures
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+from . import classification
+from .progress import Error, say
+from .tree import REPO
+
+SMPL = os.path.join(REPO, "cocci", "notifier_convert.cocci")
+MACROS = os.path.join(REPO, "cocci", "notifier_macros.h")
+# The typed API that the conversion replaces.
+TYPED = re.compile(r"\b((atomic|blocking)_notifier_(chain_register_unique_prio|"
+                   r"chain_register|chain_unregister|call_chain_robust|"
+                   r"call_chain_is_empty|call_chain|head)|"
+                   r"(ATOMIC|BLOCKING)_NOTIFIER_INIT)\b")
+# Where the typed API is defined, as a compatibility layer.
+COMPAT = ("include/linux/notifier.h",)
+TIMEOUT = 300          # seconds spatch may spend on one file
+
+
+def class_table(entries):
+    """The NOTIFIER_CLASSES data of cocci/notifier_convert.cocci."""
+    table = {"symbols": {}, "public": {}, "members": {}, "member_names": {},
+             "bare": {}, "bare_public": {}}
+    public = {}
+    for e in entries:
+        chain, cls = e["chain"], e["class"]
+        if e["declared"] in ("raw", "srcu"):
+            continue
+        if chain.startswith("struct "):
+            table["members"][chain] = cls
+            member = chain.rsplit(".", 1)[1]
+            table["member_names"].setdefault(member, []).append(cls)
+            continue
+        kind = "bare" if e["declared"] == "bare" else "symbols"
+        table[kind][f"{e['defined']}:{chain}"] = cls
+        public.setdefault((kind, chain), set()).add(cls)
+    for (kind, chain), classes in public.items():
+        if len(classes) == 1:
+            table["bare_public" if kind == "bare" else "public"][chain] = \
+                classes.pop()
+    return table
+
+
+PREFILTER = (r"(atomic|blocking)_notifier_|\bnotifier_head\b|"
+             r"(ATOMIC|BLOCKING)_NOTIFIER_|(ATOMIC|BLOCKING)_INIT_NOTIFIER_HEAD|"
+             r"->notifier_call\b")
+
+
+def candidates(directory, bare_symbols):
+    """The .c and .h files of `directory` that the semantic patch can
+    change or report on, relative to it."""
+    pattern = PREFILTER
+    if bare_symbols:
+        pattern += "|\\b(" + "|".join(sorted(bare_symbols)) + ")\\b"
+    if os.path.isdir(os.path.join(directory, ".git")):
+        cmd = ["git", "-C", directory, "grep", "-l", "-E", "-e", pattern,
+               "--", "*.c", "*.h"]
+    else:
+        cmd = ["grep", "-rlE", "--include=*.c", "--include=*.h", "-e",
+               pattern, "."]
+    proc = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise Error(f"searching {directory} failed: {proc.stderr.strip()}")
+    return sorted(os.path.normpath(p) for p in proc.stdout.split())
+
+
+def _spatch(directory, path, env, scratch):
+    """(new text or None, records, problems) of one file."""
+    out = os.path.join(scratch, path.replace("/", "__"))
+    cmd = ["spatch", "--very-quiet", "-D", "patch", "--no-includes",
+           "--macro-file", MACROS, "--timeout", str(TIMEOUT), "--sp-file",
+           SMPL, "-o", out, path]
+    proc = subprocess.run(cmd, cwd=directory, capture_output=True,
+                          text=True, errors="replace",
+                          env=dict(env, NOTIFIER_FILE=path))
+    records = [json.loads(line[5:]) for line in proc.stdout.splitlines()
+               if line.startswith("NSCV ")]
+    problems = [f"{path}: {line.strip()}"
+                for line in proc.stderr.splitlines()
+                if re.search(r"timeout|error|EXN|exception", line, re.I)]
+    if proc.returncode != 0:
+        problems.append(f"{path}: spatch exited {proc.returncode}")
+    text = None
+    if os.path.exists(out):
+        with open(out, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+        os.unlink(out)
+    return text, records, problems
+
+
+def run_spatch(directory, files, table, jobs):
+    """{path: new text} of the files spatch changed, records, problems."""
+    scratch = tempfile.mkdtemp(prefix="notifier-convert-")
+    try:
+        classes = os.path.join(scratch, "classes.json")
+        with open(classes, "w", encoding="utf-8") as f:
+            json.dump(table, f)
+        env = dict(os.environ, NOTIFIER_CLASSES=classes,
+                   PATH="/usr/bin:" + os.environ.get("PATH", ""))
+        changed, records, problems = {}, [], []
+        start = shown = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            futures = {pool.submit(_spatch, directory, path, env, scratch):
+                       path for path in files}
+            for done, future in enumerate(
+                    concurrent.futures.as_completed(futures), 1):
+                path = futures[future]
+                text, recs, probs = future.result()
+                records += recs
+                problems += probs
+                with open(os.path.join(directory, path), encoding="utf-8",
+                          errors="surrogateescape") as f:
+                    if text is not None and text != f.read():
+                        changed[path] = text
+                now = time.monotonic()
+                if now - shown >= 15 or done == len(files):
+                    shown = now
+                    say(f"    spatch: {done}/{len(files)} files, "
+                        f"{len(changed)} changed, {now - start:.0f}s")
+        return changed, records, problems
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+TEXT_HEAD = re.compile(r"^((?:static\s+)?)(ATOMIC|BLOCKING)_NOTIFIER_HEAD"
+                       r"\((\w+)\);")
+RENAMES = [
+    (re.compile(r"\b(?:atomic|blocking)_notifier_(chain_register_unique_prio|"
+                r"chain_register|chain_unregister|call_chain_robust|"
+                r"call_chain_is_empty|call_chain)\b"), r"notifier_\1"),
+    (re.compile(r"\b(?:atomic|blocking)_notifier_head\b"), "notifier_head"),
+    (re.compile(r"\b(ATOMIC|BLOCKING)_NOTIFIER_INIT\b"),
+     r"\1_NOTIFIER_HEAD_INIT"),
+]
+
+
+def by_text(path, text, table, records, keep):
+    """What spatch could not parse, converted line by line: macro heads it
+    did not see get the macro of their class, and the typed API's names
+    left on lines that are not comments nor `keep` become the new ones,
+    as the compatibility layer's macros would make them.  Returns the new
+    text, head records and the lines changed."""
+    seen = {r["what"] for r in records
+            if r["file"] == path and r.get("form") in ("macro", "bare")}
+    lines = text.splitlines(keepends=True)
+    heads, changed = [], []
+    for number, line in enumerate(lines, 1):
+        new = line
+        m = TEXT_HEAD.match(line)
+        if m and m.group(3) not in seen:
+            symbol, declared = m.group(3), m.group(2).lower()
+            cls = (table["symbols"].get(f"{path}:{symbol}") or
+                   table["public"].get(symbol) or
+                   table["bare"].get(f"{path}:{symbol}") or
+                   table["bare_public"].get(symbol))
+            heads.append({"kind": "head" if cls else "unknown",
+                          "form": "macro", "what": symbol, "file": path,
+                          "line": number, "declared": declared, "cls": cls})
+            if cls in ("atomic", "blocking") and cls != declared:
+                new = TEXT_HEAD.sub(rf"\1{cls.upper()}_NOTIFIER_HEAD(\3);",
+                                    line)
+        if (number not in keep and
+                not line.strip().startswith(("*", "/*", "//"))):
+            for pattern, repl in RENAMES:
+                new = pattern.sub(repl, new)
+        if new != line:
+            lines[number - 1] = new
+            changed.append(number)
+    return "".join(lines), heads, changed
+
+
+def leftovers(path, text):
+    """Uses of the typed API left in a file's text: (line, name)."""
+    if path in COMPAT:
+        return []
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith(("*", "/*", "//")):
+            continue
+        for m in TYPED.finditer(line):
+            found.append((number, m.group(1)))
+    return found
+
+
+DEFINITIONS = ("macro", "variable", "member", "bare")
+
+
+def definitions(records, directory):
+    """The head records that define a chain: not extern declarations,
+    not the heads of a function's locals."""
+    return [r for r in records if r["kind"] in ("head", "unknown") and
+            r["form"] in DEFINITIONS and not _is_declaration(directory, r)]
+
+
+def check_fit(entries, records, directory, path):
+    """Errors, file:line, where the sources and the classification do not
+    fit: a head the classification does not name, a chain it names in a
+    file of the directory where no such head is."""
+    defined = definitions(records, directory)
+    errors = [f"{r['file']}:{r['line']}: the chain {r['what']} "
+              f"({r['declared']}) is not in {path}"
+              for r in defined if r["kind"] == "unknown"]
+    seen = {(r["what"], r["file"]) for r in defined}
+    seen_members = {r["what"] for r in defined}
+    for e in entries:
+        if e["declared"] in ("raw", "srcu"):
+            continue
+        if not os.path.exists(os.path.join(directory, e["defined"])):
+            continue
+        if e["chain"].startswith("struct "):
+            if e["chain"] in seen_members:
+                continue
+        elif "." in e["chain"] or (e["chain"], e["defined"]) in seen:
+            continue
+        errors.append(f"{path}:{e.line}: the chain {e['chain']} is not "
+                      f"defined in {e['defined']}")
+    return errors
+
+
+def _is_declaration(directory, r):
+    """An extern declaration or a local head: not a chain definition."""
+    if r["form"] not in ("variable", "bare"):
+        return False
+    try:
+        with open(os.path.join(directory, r["file"]), encoding="utf-8",
+                  errors="replace") as f:
+            line = f.read().splitlines()[r["line"] - 1]
+    except (OSError, IndexError):
+        return False
+    return bool(re.match(r"\s*extern\b", line) or
+                line.startswith(("\t", " ")))
+
+
+def unified_diff(changed, directory):
+    """A patch of the changes, for patch -p1 and git apply."""
+    out = []
+    for path in sorted(changed):
+        with open(os.path.join(directory, path), encoding="utf-8",
+                  errors="surrogateescape") as f:
+            old = f.read()
+        out += difflib.unified_diff(
+            old.splitlines(keepends=True),
+            changed[path].splitlines(keepends=True),
+            f"a/{path}", f"b/{path}")
+    return "".join(out)
+
+
+def replace(path, text):
+    """Writes `text` to `path` through a temporary file in its folder."""
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".convert-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8",
+                       errors="surrogateescape") as f:
+            f.write(text)
+        if os.path.exists(path):
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
+            report_path=None, exclude=()):
+    """Converts `directory` but the files of `exclude`; returns the report.
+    Raises Error when the classification does not fit the sources, before
+    writing anything."""
+    directory = os.path.abspath(directory)
+    if not os.path.isdir(directory):
+        raise Error(f"{directory}: no such directory")
+    _, entries = classification.load(yaml_path)
+    table = class_table(entries)
+    bare = {e["chain"] for e in entries if e["declared"] == "bare"}
+    skip = {os.path.normpath(p) for p in exclude}
+    files = [p for p in candidates(directory, bare) if p not in skip]
+    say(f"==> converting {len(files)} files of {directory} "
+        f"({os.cpu_count() if jobs is None else jobs} spatch at once)")
+    start = time.monotonic()
+    changed, records, problems = run_spatch(directory, files, table,
+                                            jobs or os.cpu_count() or 1)
+    unconverted = sorted({(r["file"], r["line"], r["why"])
+                          for r in records if r["kind"] == "unconverted"})
+    unresolved = sorted({
+        f"{r['file']}:{r['line']}: the chain of {r['what']} is not known "
+        f"here: it stays {r['declared']}"
+        for r in records if r["kind"] == "unknown" and
+        r["form"] in ("init", "initializer")})
+    excluded = {(r["file"], r["line"]) for r in records
+                if r["kind"] == "head" and r["cls"] == "excluded"}
+    by_hand = []
+    for path in files:
+        with open(os.path.join(directory, path), encoding="utf-8",
+                  errors="surrogateescape") as f:
+            old = f.read()
+        keep = {n for f, n in excluded if f == path}
+        text, heads, lines = by_text(path, changed.get(path, old), table,
+                                     records, keep)
+        records += heads
+        by_hand += [f"{path}:{n}" for n in lines]
+        if text != old:
+            changed[path] = text
+        for line, name in leftovers(path, text):
+            if (path, line) not in excluded:
+                unconverted.append((path, line, f"{name} is left: spatch "
+                                    "could not convert this use"))
+    errors = check_fit(entries, records, directory, yaml_path)
+    defined = definitions(records, directory)
+    converted = {(r["what"], r["file"]) for r in defined
+                 if r["kind"] == "head" and r["cls"] in ("atomic",
+                                                         "blocking")}
+    report = {
+        "directory": directory, "classification": yaml_path,
+        "files_searched": len(files), "files_changed": sorted(changed),
+        "chains_converted": len(converted),
+        "chains_excluded": sorted(f"{r['file']}:{r['line']}: {r['what']}"
+                                  for r in defined if r["cls"] == "excluded"),
+        "class_changed": sorted(f"{r['file']}:{r['line']}: {r['what']} "
+                                f"{r['declared']} -> {r['cls']}"
+                                for r in defined if r["kind"] == "head" and
+                                r["cls"] in ("atomic", "blocking") and
+                                r["declared"] in ("atomic", "blocking",
+                                                  "bare") and
+                                r["declared"] != r["cls"]),
+        "unconverted": [f"{f}:{n}: {why}" for f, n, why in unconverted],
+        "converted_by_text": by_hand,
+        "init_unresolved": unresolved,
+        "spatch_problems": problems, "errors": errors,
+        "seconds": round(time.monotonic() - start, 1),
+    }
+    if report_path:
+        replace(report_path, json.dumps(report, indent=1) + "\n")
+    if errors:
+        raise Error(f"{yaml_path} does not fit the sources of "
+                    f"{directory}:\n  " + "\n  ".join(errors[:30]))
+    if patch:
+        replace(patch, unified_diff(changed, directory))
+    if in_place:
+        for path, text in sorted(changed.items()):
+            replace(os.path.join(directory, path), text)
+    return report
+
+
+def summary(report):
+    lines = [f"    {len(report['files_changed'])} files changed of "
+             f"{report['files_searched']} searched, "
+             f"{report['chains_converted']} chains converted, "
+             f"{len(report['unconverted'])} sites left for a person, "
+             f"in {report['seconds']}s"]
+    lines += [f"    class changed: {c}" for c in report["class_changed"]]
+    lines += [f"    excluded, left as it is: {c}"
+              for c in report["chains_excluded"]]
+    lines += [f"    converted by text, where spatch could not parse: {u}"
+              for u in report["converted_by_text"]]
+    lines += [f"    not converted: {u}" for u in report["unconverted"]]
+    lines += [f"    kind kept: {u}" for u in report["init_unresolved"]]
+    lines += [f"    spatch: {p}" for p in report["spatch_problems"]]
+    return "\n".join(lines)
