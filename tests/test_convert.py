@@ -113,7 +113,7 @@ class ConvertTest(unittest.TestCase):
                          "  defined: macro_heads.c\n  declared: atomic\n"
                          "  class: atomic\n  reason: gone\n")
         with self.assertRaises(Error) as cm:
-            convert.convert(self.dir, path, jobs=2, patch=os.devnull)
+            convert.convert(self.dir, path, jobs=2)
         lines = text.count("\n")
         self.assertIn(f"classification.yaml:{lines + 1}: the chain "
                       "demo_ghost_chain is not defined in macro_heads.c",
