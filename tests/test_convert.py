@@ -134,5 +134,19 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(report["chains_converted"], 0)
 
 
+class RetabTest(unittest.TestCase):
+    def test_spaces_after_tabs_become_tabs_on_changed_lines_only(self):
+        old = ("\tret = atomic_notifier_chain_unregister(&a->nh,\n"
+               "\t\t\t\t\t\t &a->nb);\n"
+               "\t        x;\n")
+        new = ("\tret = notifier_chain_unregister(&a->nh,\n"
+               "\t\t\t\t         &a->nb);\n"
+               "\t        x;\n")
+        self.assertEqual(convert.retab(old, new),
+                         "\tret = notifier_chain_unregister(&a->nh,\n"
+                         "\t\t\t\t\t &a->nb);\n"
+                         "\t        x;\n")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -183,6 +183,27 @@ def by_text(path, text, table, records, keep):
     return "".join(lines), heads, changed
 
 
+def retab(old, new):
+    """`new` with the leading spaces of the lines it changes from `old`
+    made tabs where eight of them follow the tabs, as kernel style wants:
+    spatch aligns a continuation line with spaces when it cannot reuse the
+    original's indentation."""
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines,
+                                      autojunk=False)
+    for op, _, _, j1, j2 in matcher.get_opcodes():
+        if op not in ("replace", "insert"):
+            continue
+        for j in range(j1, j2):
+            m = re.match(r"^(\t*)( {8,})(?=\S)", new_lines[j])
+            if m:
+                spaces = len(m.group(2))
+                new_lines[j] = (m.group(1) + "\t" * (spaces // 8) +
+                                " " * (spaces % 8) + new_lines[j][m.end():])
+    return "".join(new_lines)
+
+
 def leftovers(path, text):
     """Uses of the typed API left in a file's text: (line, name)."""
     if path in COMPAT:
@@ -310,8 +331,8 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
                   errors="surrogateescape") as f:
             old = f.read()
         keep = {n for f, n in excluded if f == path}
-        text, heads, lines = by_text(path, changed.get(path, old), table,
-                                     records, keep)
+        text, heads, lines = by_text(path, retab(old, changed.get(path, old)),
+                                     table, records, keep)
         records += heads
         by_hand += [f"{path}:{n}" for n in lines]
         if text != old:
