@@ -5,9 +5,10 @@ KVER ?= 6.1
 PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
-.PHONY: all deps prepare boot-test mutation-test classify convert unit-test check
+.PHONY: all deps prepare boot-test mutation-test classify convert series bisect \
+	unit-test check
 
-all: boot-test
+all: series
 
 deps:
 	@$(NS) deps
@@ -20,6 +21,12 @@ boot-test: deps
 
 classify: deps
 	$(NS) classify $(KVER)
+
+series: deps
+	$(NS) series $(KVER)
+
+bisect: deps
+	$(NS) bisect $(KVER)
 
 convert: deps
 	$(NS) convert-tree $(KVER) --boot-test

@@ -43,9 +43,9 @@ def typed_uses(path):
     return found
 
 
-def run(kver, work=None, out=None, jobs=None, boot=False, timeout=600):
-    """Converts the tree of `kver`; with `boot`, boot-tests the result.
-    Returns an exit status."""
+def convert_branch(kver, work=None, out=None, jobs=None):
+    """Converts the tree of `kver` on BRANCH, on top of the core patches;
+    writes out/<kver>/convert/.  Returns (tree, core commit, report)."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     kernel_tree = tree.prepare(kver, work)
     yaml = classify.yaml_path(kver)
@@ -101,7 +101,17 @@ def run(kver, work=None, out=None, jobs=None, boot=False, timeout=600):
     else:
         say("    no typed API use is left outside include/linux/notifier.h")
     say(f"    patch and report in {folder}")
-    status = 1 if left or again["files_changed"] else 0
+    return kernel_tree, core, report
+
+
+def run(kver, work=None, out=None, jobs=None, boot=False, timeout=600):
+    """Converts the tree of `kver`; with `boot`, boot-tests the result.
+    Returns an exit status."""
+    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    _, _, report = convert_branch(kver, work, out, jobs)
+    folder = os.path.join(out, kver, "convert")
+    status = 1 if (report["typed_api_left"] or
+                   report["second_run_files_changed"]) else 0
     if boot:
         patch = sorted(p for p in os.listdir(folder) if p.endswith(".patch"))
         status = max(status, boottest.run(

@@ -1,0 +1,94 @@
+"""The series stage's pure parts: subject prefixes, grouping per
+MAINTAINERS section with the must-go-together sets, commit messages from
+the classification, the removal of the compatibility block."""
+
+import os
+import re
+import unittest
+
+from tools.notifier_series import series, split
+from tools.notifier_series.classification import Entry
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def entry(chain, defined, cls, reason="why", declared=None):
+    e = Entry(chain=chain, defined=defined, declared=declared or cls,
+              reason=reason)
+    e["class"] = cls
+    return e
+
+
+class PrefixTest(unittest.TestCase):
+    def test_prefixes_read_like_kernel_subjects(self):
+        cases = {
+            ("arch/x86/kernel/cpu/mce/core.c",
+             "arch/x86/kernel/cpu/mce/internal.h"): "x86/mce",
+            ("arch/powerpc/platforms/powernv/opal.c",): "powerpc/powernv",
+            ("drivers/base/core.c", "drivers/base/base.h"): "drivers/base",
+            ("net/core/dev.c",): "net",
+            ("net/ipv4/devinet.c",): "net/ipv4",
+            ("drivers/iio/light/iqs621-als.c",): "iio/light",
+            ("kernel/panic.c", "include/linux/panic_notifier.h"): "kernel",
+        }
+        for files, want in cases.items():
+            with self.subTest(files):
+                self.assertEqual(split.prefix(list(files)), want)
+
+
+class GroupTest(unittest.TestCase):
+    def test_files_group_by_section_and_sets_stay_together(self):
+        changed = ["a/x.c", "a/y.c", "b/z.c", "c/w.c"]
+        sections = {"a/x.c": "A", "a/y.c": "A", "b/z.c": "B", "c/w.c": "C"}
+        self.assertEqual(split.group(changed, sections, []),
+                         [("A", ["a/x.c", "a/y.c"]), ("B", ["b/z.c"]),
+                          ("C", ["c/w.c"])])
+        merged = split.group(changed, sections, [(["b/z.c", "c/w.c"],
+                                                  "chain")])
+        self.assertEqual(merged, [("A", ["a/x.c", "a/y.c"]),
+                                  ("B", ["b/z.c", "c/w.c"])])
+
+
+class MessageTest(unittest.TestCase):
+    def test_message_lists_chains_defined_and_used_with_their_class(self):
+        entries = [entry("reboot_notifier_list", "kernel/reboot.c",
+                         "blocking", "callouts sleep " * 12),
+                   entry("panic_notifier_list", "kernel/panic.c", "atomic"),
+                   entry("raw_chain", "kernel/reboot.c", "excluded",
+                         declared="raw")]
+        diff = ("-\tatomic_notifier_chain_register(&panic_notifier_list, nb);"
+                "\n+\tnotifier_chain_register(&panic_notifier_list, nb);\n")
+        text = split.message("kernel", "THE REST", ["kernel/reboot.c"], diff,
+                             entries, "6.1")
+        self.assertTrue(text.startswith(
+            "kernel: Convert notifier chains to struct notifier_head\n\n"))
+        self.assertIn("  reboot_notifier_list (blocking): callouts sleep",
+                      text)
+        self.assertIn("\n    callouts sleep", text)
+        self.assertIn("  panic_notifier_list (atomic, kernel/panic.c)", text)
+        self.assertIn("raw_chain (excluded)", text)
+        self.assertIn("--classification classify/linux-6.1.yaml", text)
+        self.assertTrue(all(len(line) <= 75 for line in text.splitlines()))
+
+
+class RemovalTest(unittest.TestCase):
+    def test_the_core_patch_compatibility_block_is_found_and_removed(self):
+        for kver in ("6.1", "6.12"):
+            folder = os.path.join(REPO, "core-patch", kver)
+            core = next(p for p in sorted(os.listdir(folder))
+                        if "struct-notifier_head" in p)
+            with open(os.path.join(folder, core), encoding="utf-8") as f:
+                added = "\n".join(line[1:] for line in f.read().splitlines()
+                                  if line.startswith("+") and
+                                  not line.startswith("+++"))
+            with self.subTest(kver):
+                new, count = series.COMPAT.subn("\n", "\n" + added)
+                self.assertEqual(count, 1)
+                self.assertNotIn("atomic_notifier_chain_register", new)
+                self.assertIn("int notifier_chain_register(", new)
+                self.assertFalse(re.search(r"#define\s+\w*notifier_head\s",
+                                           new))
+
+
+if __name__ == "__main__":
+    unittest.main()

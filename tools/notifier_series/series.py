@@ -1,0 +1,455 @@
+"""The main job: from the pristine tree to a finished, checked series in
+out/<kver>/series/: the core patches, the conversion split per subsystem,
+the removal of the typed API, a cover letter, and report.json with the
+checks' results."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from . import (boottest, checkpatch, classification, classify, compiletest,
+               convert, convert_tree, split, tree)
+from .progress import Error, Step, say
+
+BRANCH = "notifier-series/series"
+REMOVAL_SUBJECT = ("notifier: Remove the typed atomic and blocking notifier "
+                   "API")
+COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
+                    r"struct notifier_head.*?#define "
+                    r"atomic_notifier_call_chain_is_empty[^\n]*\n",
+                    re.S)
+
+
+def identity(path):
+    """(name, email) for the series' commits and Signed-off-by: the git
+    configuration of the tree, which includes the user's."""
+    name = tree.git(path, "config", "user.name", check=False).strip()
+    email = tree.git(path, "config", "user.email", check=False).strip()
+    if not name or not email:
+        raise Error("git has no user.name and user.email for the series' "
+                    "Signed-off-by: set them with git config --global")
+    return name, email
+
+
+def commit(path, files, text, stage):
+    msg = os.path.join(stage, ".message")
+    with open(msg, "w", encoding="utf-8") as f:
+        f.write(text)
+    tree.git(path, "add", "-f", "--", *files)
+    tree.git(path, "commit", "-q", "--no-verify", "-s", "-F", msg)
+    os.unlink(msg)
+
+
+def remove_compat(path):
+    """Removes the compatibility block from <linux/notifier.h>."""
+    header = os.path.join(path, "include", "linux", "notifier.h")
+    with open(header, encoding="utf-8") as f:
+        text = f.read()
+    new, count = COMPAT.subn("\n", text)
+    if count != 1:
+        raise Error(f"{header}: the compatibility block of the core patch "
+                    "was not found")
+    with open(header, "w", encoding="utf-8") as f:
+        f.write(new)
+
+
+REMOVAL_MESSAGE = """\
+{subject}
+
+No user of struct atomic_notifier_head, struct blocking_notifier_head and
+their atomic_notifier_*() and blocking_notifier_*() functions is left:
+remove the compatibility macros that mapped them onto struct notifier_head.
+"""
+
+
+def build_series(kver, work, out, jobs, stage):
+    """Makes BRANCH: core patches, one conversion commit per subsystem,
+    the removal; returns (tree, core, groups, conversion report)."""
+    kernel_tree, core, report = convert_tree.convert_branch(kver, work, out,
+                                                            jobs)
+    git = kernel_tree.path
+    converted = tree.git(git, "rev-parse", convert_tree.BRANCH).strip()
+    _, entries = classification.load(classify.yaml_path(kver))
+    changed = tree.git(git, "diff", "--name-only", core, converted).split()
+    with Step(f"finding the MAINTAINERS section of {len(changed)} files "
+              "(scripts/get_maintainer.pl)"):
+        sections = split.subsystems(git, changed, jobs)
+    together = []
+    for e in entries:
+        if e["declared"] != "bare":
+            continue
+        files = [f for f in changed if re.search(
+            rf"\b{re.escape(e['chain'])}\b",
+            tree.git(git, "diff", core, converted, "--", f))]
+        if len(files) > 1:
+            together.append((files, e["chain"]))
+    groups = split.group(changed, sections, together)
+    by_text = {}
+    for item in report["converted_by_text"]:
+        path, _, line = item.rpartition(":")
+        by_text.setdefault(path, []).append(f"{path}:{line}")
+    try:
+        _commit_groups(git, core, converted, groups, together, entries,
+                       by_text, kver, stage)
+    except BaseException:
+        # Leave the tree clean, on the core branch, for the next run.
+        tree.git(git, "reset", "-q", "--hard")
+        tree.git(git, "checkout", "-q", "-f", "notifier-series/core")
+        raise
+    return kernel_tree, core, groups, report
+
+
+def _commit_groups(git, core, converted, groups, together, entries, by_text,
+                   kver, stage):
+    with Step(f"committing {len(groups)} subsystem patches on {BRANCH}"):
+        tree.git(git, "checkout", "-q", "-B", BRANCH, core)
+        for section, files in groups:
+            tree.git(git, "checkout", "-q", converted, "--", *files)
+            diff = tree.git(git, "diff", "--cached", "HEAD", "--", *files)
+            why = next((f"The 2005 chain {chain} is defined and declared in "
+                        "more than one of these files, which have to change "
+                        "together to keep building."
+                        for fs, chain in together if set(fs) & set(files)),
+                       None)
+            text = split.message(split.prefix(files), section, files, diff,
+                                 entries, kver, why,
+                                 [x for f in files for x in by_text.get(f, [])])
+            commit(git, files, text, stage)
+        if tree.git(git, "diff", "--stat", BRANCH, converted).strip():
+            raise Error("the subsystem patches do not add up to the "
+                        "conversion commit")
+        remove_compat(git)
+        commit(git, ["include/linux/notifier.h"],
+               REMOVAL_MESSAGE.format(subject=REMOVAL_SUBJECT), stage)
+
+
+def mail_headers(path, patch, jobs=None):
+    """To: the maintainers and reviewers, Cc: the lists, from
+    scripts/get_maintainer.pl on the patch."""
+    proc = subprocess.run(split.GET_MAINTAINER + ["--no-rolestats",
+                                                  "--separator", "\n",
+                                                  "--no-l", patch],
+                          cwd=path, capture_output=True, text=True)
+    to = [a for a in proc.stdout.splitlines() if "@" in a]
+    proc = subprocess.run(split.GET_MAINTAINER + ["--no-rolestats",
+                                                  "--separator", "\n",
+                                                  "--no-m", "--no-r",
+                                                  patch],
+                          cwd=path, capture_output=True, text=True)
+    cc = [a for a in proc.stdout.splitlines() if "@" in a and a not in to]
+    return to, cc
+
+
+def add_headers(patch, to, cc):
+    with open(patch, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    head, sep, body = text.partition("\nSubject: ")
+    lines = []
+    if to:
+        lines.append("To: " + ",\n    ".join(to))
+    if cc:
+        lines.append("Cc: " + ",\n    ".join(cc))
+    if lines:
+        text = head + "\n" + "\n".join(lines) + sep + body
+    with open(patch, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(text)
+
+
+def applies(path, patch_files):
+    """True when the patches apply in order to the pristine tree and give
+    the series' tree; checked on a scratch index, the tree is untouched."""
+    index = os.path.join(path, ".git", "notifier-series-apply-check")
+    env = dict(os.environ, GIT_INDEX_FILE=index)
+    try:
+        tree.git(path, "read-tree", tree.PRISTINE, env=env)
+        for patch in patch_files:
+            proc = subprocess.run(["git", "-C", path, "apply", "--cached",
+                                   patch], env=env, capture_output=True,
+                                  text=True)
+            if proc.returncode != 0:
+                return False, (f"{os.path.basename(patch)} does not apply: "
+                               f"{proc.stderr.strip()}")
+        got = tree.git(path, "write-tree", env=env).strip()
+        want = tree.git(path, "rev-parse", BRANCH + "^{tree}").strip()
+        if got != want:
+            return False, "the patches apply but do not give the series' tree"
+        return True, ""
+    finally:
+        if os.path.exists(index):
+            os.unlink(index)
+
+
+def cover_letter(kver, version, entries, groups, checks, patches):
+    """The body of the cover letter."""
+    by_class = {"blocking": [], "atomic": [], "excluded": []}
+    for e in entries:
+        by_class[e["class"]].append(e)
+    width = max((len(e["defined"]) for e in entries), default=0) + 2
+
+    def listing(items):
+        return [f"{e['defined'] + ':':<{width}}{e['chain']}"
+                for e in sorted(items, key=lambda e: (e["defined"],
+                                                      e["chain"]))]
+
+    lines = [
+        "A notifier chain has one of four kinds of head today, atomic,",
+        "blocking, raw or SRCU, and how it is locked is the kind its author",
+        "picked when defining it.  This series brings back the",
+        "2005 design of one struct notifier_head for the atomic and blocking",
+        "chains: the head says which class the chain is, the writers take its",
+        "rwsem, atomic chains are walked under RCU and their unregister waits",
+        "for synchronize_rcu(), blocking chains are walked under the rwsem.",
+        "What the kernel learned since stays: unique-priority registration,",
+        "robust calls, is-empty, the duplicate-registration warning, the",
+        "early-boot path, the tracepoints, sparse's __rcu and lockdep-checked",
+        "dereferences.",
+        "",
+        f"The series is generated for Linux {version}: the core patches are",
+        "hand-written, the conversion is cocci/notifier_convert.cocci driven",
+        f"by the reviewed classification classify/linux-{kver}.yaml, split",
+        "per MAINTAINERS section, and the last patch removes the typed API.",
+        "With the compatibility macros of the first patch in place until",
+        "then, every conversion patch is independent of the others and can",
+        "go through its subsystem's tree.",
+        "",
+        "Here is the classification of the chains:",
+        "",
+        "BLOCKING:",
+        "+++++++++",
+    ]
+    lines += listing(by_class["blocking"])
+    lines += ["", "ATOMIC:", "+++++++"]
+    lines += listing(by_class["atomic"])
+    lines += ["", "Left alone (raw chains: their callers provide the locking;",
+              "SRCU chains: SRCU protects their readers):", ""]
+    lines += [f"{e['defined'] + ':':<{width}}{e['chain']} ({e['declared']})"
+              for e in sorted(by_class["excluded"],
+                              key=lambda e: (e["defined"], e["chain"]))]
+    lines += ["", "Checks run on the series:", ""]
+    lines += [f"  - {line}" for line in checks]
+    lines += ["", f"{len(patches)} patches: the core patches, "
+              f"{len(groups)} subsystem patches, the removal."]
+    return "\n".join(lines) + "\n"
+
+
+def previous_version(kver):
+    """The classified version before `kver` (6.1 for 6.12), or None."""
+    def key(v):
+        return tuple(int(x) for x in v.split("."))
+    versions = sorted((f[len("linux-"):-len(".yaml")] for f in
+                       os.listdir(classify.FOLDER)
+                       if re.match(r"linux-[\d.]+\.yaml$", f)), key=key)
+    older = [v for v in versions if key(v) < key(kver)]
+    return older[-1] if older else None
+
+
+def since(kver, entries):
+    """The chains that appeared, vanished or changed class since the
+    previous version's classification; a chain that moved to another file
+    is the same chain."""
+    old_kver = previous_version(kver)
+    if not old_kver:
+        return None
+    _, old = classification.load(classify.yaml_path(old_kver))
+    def index(items):
+        return {(e["chain"], e["defined"]): e for e in items}
+    new_index, old_index = index(entries), index(old)
+    old_names = {}
+    for e in old:
+        old_names.setdefault(e["chain"], []).append(e)
+    appeared, changed, matched = [], [], set()
+    for key, e in sorted(new_index.items()):
+        before = old_index.get(key)
+        if before is None and len(old_names.get(e["chain"], [])) == 1:
+            before = old_names[e["chain"]][0]
+        if before is None:
+            appeared.append(f"{e['defined']}: {e['chain']} ({e['class']})")
+            continue
+        matched.add((before["chain"], before["defined"]))
+        if before["class"] != e["class"]:
+            changed.append(f"{e['defined']}: {e['chain']} "
+                           f"{before['class']} -> {e['class']}")
+    vanished = [f"{e['defined']}: {e['chain']} ({e['class']})"
+                for key, e in sorted(old_index.items()) if key not in matched]
+    return {"from": old_kver, "appeared": appeared, "vanished": vanished,
+            "changed_class": changed}
+
+
+def summary_lines(report):
+    cp, ct, boot, bisect = (report["checkpatch"], report["compile_test"],
+                            report["boot_test"], report["bisect"])
+    return [
+        f"checkpatch.pl --strict: {cp['errors']} errors, {cp['warnings']} "
+        f"warnings, {cp['checks']} checks in {report['patches']} patches",
+        "git am on the pristine tree: " + ("applies" if report["applies"]
+                                           else "FAILS: "
+                                           + report["applies_why"]),
+        f"compile-test (x86_64 allmodconfig, one object per file): "
+        f"{ct['compiled']}/{ct['touched']} touched .c files compiled "
+        f"({ct['x86_compiled']}/{ct['x86_touched']} of x86), "
+        f"{len(ct['failed'])} broken, {len(ct['not_compiled'])} not "
+        "compiled",
+        f"sparse on kernel/notifier.c and the KUnit test: "
+        f"{boot.get('sparse', {}) and boot['sparse'].get('warnings')} "
+        "warnings",
+        f"boot test of the final tree in QEMU: {boot.get('outcome')}, "
+        f"KUnit {boot.get('kunit', {}).get('passed')} passed, "
+        f"{boot.get('kunit', {}).get('failed')} failed, "
+        f"{len(boot.get('splats') or [])} splats",
+        *([f"since the {report['since']['from']} series: "
+           f"{len(report['since']['appeared'])} chains appeared, "
+           f"{len(report['since']['vanished'])} vanished, "
+           f"{len(report['since']['changed_class'])} changed class"]
+          if report.get("since") else []),
+        "bisectability (the boot-test config built after every patch): "
+        + (f"{bisect['built']}/{bisect['patches']} patches build, "
+           f"last run {bisect['when']}" if bisect.get("when")
+           else "not run for this series (make bisect KVER=...)"),
+    ]
+
+
+def green(report):
+    ct = report["compile_test"]
+    return (report["checkpatch_errors"] == 0 and report["applies"] and
+            not ct["failed"] and report["boot_test"].get("outcome") == "pass"
+            and (not report["bisect"].get("when") or
+                 report["bisect"]["built"] == report["bisect"]["patches"]))
+
+
+def last_bisect(out, kver, patch_ids):
+    """The bisect record of out/<kver>/bisect.json when it is of this
+    series."""
+    path = os.path.join(out, kver, "bisect.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return record if record.get("patch_ids") == patch_ids else {}
+
+
+def patch_ids(path, base, branch):
+    commits = tree.git(path, "rev-list", "--reverse",
+                       f"{base}..{branch}").split()
+    out = []
+    for c in commits:
+        proc = subprocess.run(["git", "-C", path, "patch-id", "--stable"],
+                              input=tree.git(path, "show", c),
+                              capture_output=True, text=True)
+        out.append(proc.stdout.split()[0] if proc.stdout else "")
+    return out
+
+
+def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
+    """Regenerates and checks the series of `kver`; returns an exit
+    status: 0 when every check is green."""
+    start = time.monotonic()
+    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    jobs = jobs or os.cpu_count() or 1
+    folder = os.path.join(out, kver, "series")
+    stage = folder + ".new"
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(stage)
+    kernel_tree, core, groups, conversion = build_series(kver, work, out,
+                                                         jobs, stage)
+    git = kernel_tree.path
+    _, entries = classification.load(classify.yaml_path(kver))
+    with Step("git format-patch of the series"):
+        tree.git(git, "format-patch", "-q", "--no-signature",
+                 "--zero-commit", "--cover-letter", "-o", stage,
+                 f"{tree.PRISTINE}..{BRANCH}")
+    names = sorted(p for p in os.listdir(stage) if p.endswith(".patch"))
+    files = [os.path.join(stage, p) for p in names if not p.startswith("0000")]
+    cover = os.path.join(stage, names[0])
+    with Step(f"To: and Cc: of {len(files)} patches "
+              "(scripts/get_maintainer.pl)"):
+        for patch in files:
+            add_headers(patch, *mail_headers(git, patch))
+    report = {"kernel": kernel_tree.version, "patches": len(files),
+              "subsystem_patches": len(groups),
+              "conversion": {k: conversion[k] for k in (
+                  "chains_converted", "files_changed", "converted_by_text",
+                  "unconverted", "init_unresolved", "typed_api_left",
+                  "second_run_files_changed")}}
+    with Step(f"checkpatch.pl --strict on {len(files)} patches"):
+        cp = checkpatch.run(git, files)
+    with open(os.path.join(stage, "checkpatch.txt"), "w",
+              encoding="utf-8") as f:
+        f.write("\n".join(f"== {n}\n{t}" for n, t in cp.pop("patches").items()))
+    report["checkpatch"] = cp
+    report["checkpatch_errors"] = cp["errors"]
+    with Step("applying the series to the pristine tree"):
+        report["applies"], report["applies_why"] = applies(git, files)
+    touched = tree.git(git, "diff", "--name-only", tree.PRISTINE,
+                       BRANCH).split()
+    if compile:
+        report["compile_test"] = compiletest.run(
+            kernel_tree, touched,
+            os.path.join(os.path.dirname(git), f"build-{kver}-allmod"),
+            classify.pristine_checkout(kernel_tree),
+            os.path.join(stage, "compile-test.log"), jobs)
+    else:
+        report["compile_test"] = {"compiled": 0, "touched": 0,
+                                  "x86_compiled": 0, "x86_touched": 0,
+                                  "failed": [], "not_compiled": [],
+                                  "skipped": True}
+    ids = patch_ids(git, tree.PRISTINE, BRANCH)
+    report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
+    extra = [p for p in files if not _is_core(p, kver)]
+    boottest.run(kver, work, out, timeout, jobs, extra, "series-boot")
+    with open(os.path.join(out, kver, "series-boot", "result.json"),
+              encoding="utf-8") as f:
+        boot = json.load(f)
+    report["boot_test"] = {k: boot.get(k) for k in (
+        "outcome", "reasons", "kunit", "splats", "sparse", "commit")}
+    report["boot_test"]["kunit"].pop("tests", None)
+    report["since"] = since(kver, entries)
+    report["summary"] = summary_lines(report)
+    report["green"] = green(report)
+    report["seconds"] = round(time.monotonic() - start, 1)
+    _write_cover(cover, kver, kernel_tree.version, entries, groups,
+                 report["summary"], files)
+    with open(os.path.join(stage, "report.json"), "w",
+              encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(stage, folder)
+    say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
+        f"{folder}")
+    for line in report["summary"]:
+        say("  " + line)
+    say(f"  {'all checks green' if report['green'] else 'NOT GREEN'}; "
+        f"{report['seconds']:.0f}s")
+    return 0 if report["green"] else 1
+
+
+def _is_core(patch, kver):
+    """A patch of core-patch/<kver>, by subject."""
+    with open(patch, encoding="utf-8", errors="replace") as f:
+        subject = next((line for line in f if line.startswith("Subject:")),
+                       "")
+    for core in os.listdir(os.path.join(tree.REPO, "core-patch", kver)):
+        with open(os.path.join(tree.REPO, "core-patch", kver, core),
+                  encoding="utf-8", errors="replace") as f:
+            theirs = next((line for line in f
+                           if line.startswith("Subject:")), "")
+        if theirs.split("]")[-1].strip() == subject.split("]")[-1].strip():
+            return True
+    return False
+
+
+def _write_cover(cover, kver, version, entries, groups, checks, files):
+    with open(cover, encoding="utf-8") as f:
+        text = f.read()
+    text = text.replace("*** SUBJECT HERE ***",
+                        "notifier: Safe notifier chains on struct "
+                        "notifier_head")
+    text = text.replace("*** BLURB HERE ***",
+                        cover_letter(kver, version, entries, groups, checks,
+                                     files).rstrip("\n"))
+    with open(cover, "w", encoding="utf-8") as f:
+        f.write(text)

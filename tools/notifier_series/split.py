@@ -1,0 +1,166 @@
+"""Splitting the tree-wide conversion commit into one commit per
+subsystem, as MAINTAINERS (through scripts/get_maintainer.pl) draws them,
+with kernel-style subjects and messages written from the classification."""
+
+import concurrent.futures
+import os
+import re
+import subprocess
+from collections import defaultdict
+
+from .progress import Error
+
+GET_MAINTAINER = ["perl", "scripts/get_maintainer.pl", "--no-git",
+                  "--no-git-fallback", "--no-tree"]
+# Directory names that say nothing about the subsystem in a subject.
+GENERIC = {"kernel", "include", "linux", "asm", "cpu", "platforms",
+           "core", "ethernet", "common", "lib", "uapi"}
+SUBJECT = "Convert notifier chains to struct notifier_head"
+
+
+def subsystem(tree_path, path):
+    """The most precise MAINTAINERS section of `path` (the first that
+    get_maintainer.pl names, THE REST last)."""
+    proc = subprocess.run(GET_MAINTAINER + ["--subsystem", "--no-email",
+                                            "--no-l", "-f", path],
+                          cwd=tree_path, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise Error(f"scripts/get_maintainer.pl failed on {path}: "
+                    f"{proc.stderr.strip()}")
+    names = [n for n in proc.stdout.splitlines() if n.strip()]
+    precise = [n for n in names if n != "THE REST"]
+    return (precise or names or ["THE REST"])[0]
+
+
+def subsystems(tree_path, paths, jobs):
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        return dict(zip(paths, pool.map(lambda p: subsystem(tree_path, p),
+                                        paths)))
+
+
+def prefix(paths):
+    """A subject prefix from the directory most of the files are in:
+    arch/x86/kernel/cpu/mce -> x86/mce, drivers/base -> drivers/base,
+    net/core -> net, drivers/iio/light -> iio/light."""
+    dirs = defaultdict(int)
+    for path in paths:
+        if path.endswith(".c"):
+            dirs[os.path.dirname(path)] += 2
+        else:
+            dirs[os.path.dirname(path)] += 1
+    top = max(sorted(dirs), key=lambda d: dirs[d]).split("/")
+    if top[0] in ("arch", "drivers"):
+        words = [w for w in top[1:] if w not in GENERIC]
+        if top[0] == "drivers" and len(words) == 1:
+            return "drivers/" + words[0]
+    else:
+        words = [w for w in top if w not in GENERIC]
+    return "/".join(words[:2]) or top[0]
+
+
+def group(changed, sections, together):
+    """[(section, [files])] in a stable order; `together` is a list of
+    (files, why) that must share one commit."""
+    parent = {path: path for path in changed}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for files, _ in together:
+        files = [f for f in files if f in parent]
+        for f in files[1:]:
+            parent[find(f)] = find(files[0])
+    by_section = defaultdict(set)
+    for path in changed:
+        by_section[sections[path]].add(path)
+    # Sections joined by a must-go-together set become one group.
+    section_of_root = {}
+    merged = defaultdict(set)
+    for section, files in sorted(by_section.items()):
+        roots = {find(f) for f in files}
+        key = next((section_of_root[r] for r in sorted(roots)
+                    if r in section_of_root), section)
+        for r in roots:
+            section_of_root.setdefault(r, key)
+        merged[key] |= files
+    return [(section, sorted(files)) for section, files in
+            sorted(merged.items(), key=lambda kv: sorted(kv[1])[0])]
+
+
+def chains_named(diff, entries):
+    """Classification entries that the diff's changed lines name: a
+    chain's symbol, or its member reached through -> or ."""
+    text = "\n".join(line for line in diff.splitlines()
+                     if line.startswith(("+", "-")) and
+                     not line.startswith(("+++", "---")))
+    found = []
+    for e in entries:
+        if e["class"] not in ("atomic", "blocking"):
+            continue
+        name = e["chain"].rsplit(".", 1)[-1].split()[-1]
+        pattern = (rf"(->|\.)\s*{re.escape(name)}\b" if "." in e["chain"]
+                   else rf"\b{re.escape(name)}\b")
+        if re.search(pattern, text):
+            found.append(e)
+    return found
+
+
+def message(subject_prefix, section, files, diff, entries, kver,
+            why_together=None, by_text=()):
+    """The commit message of one subsystem's conversion."""
+    lines = [f"{subject_prefix}: {SUBJECT}", ""]
+    defined = [e for e in entries if e["defined"] in files]
+    used = [e for e in chains_named(diff, entries) if e not in defined]
+    if defined:
+        lines += wrap("Convert the notifier chains defined here to struct "
+                      "notifier_head, with the class that the series' "
+                      "classification gives each:")
+        lines.append("")
+        for e in defined:
+            lines += wrap(f"{e['chain']} ({e['class']}): {e['reason']}",
+                          indent="  ", hanging="    ")
+        lines.append("")
+    text = ("Convert the calls of the typed chain API to "
+            "notifier_chain_register() and friends, which take the class "
+            "from the head")
+    if used:
+        text += " of the chains used here:"
+        lines += wrap(text)
+        lines.append("")
+        for e in used:
+            lines += wrap(f"{e['chain']} ({e['class']}, {e['defined']})",
+                          indent="  ", hanging="    ")
+    else:
+        lines += wrap(text + ".")
+    lines.append("")
+    if why_together:
+        lines += wrap(why_together)
+        lines.append("")
+    if by_text:
+        lines += wrap("spatch could not parse the code around "
+                      + ", ".join(by_text) + "; those lines were converted "
+                      "by the same renaming, line by line.")
+        lines.append("")
+    lines += wrap(f"Generated by cocci/notifier_convert.cocci, driven by "
+                  f"classify/linux-{kver}.yaml, with:")
+    lines += ["", "  tools/notifier-series convert . \\",
+              f"    --classification classify/linux-{kver}.yaml --in-place",
+              ""]
+    lines += wrap(f"MAINTAINERS section: {section}.")
+    return "\n".join(lines) + "\n"
+
+
+def wrap(text, width=72, indent="", hanging=""):
+    out, line = [], indent
+    for word in text.split():
+        if line.strip() and len(line) + 1 + len(word) > width:
+            out.append(line)
+            line = hanging + word
+        else:
+            line = f"{line} {word}" if line.strip() else line + word
+    if line.strip():
+        out.append(line)
+    return out
