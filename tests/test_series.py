@@ -36,6 +36,18 @@ class PrefixTest(unittest.TestCase):
                 self.assertEqual(split.prefix(list(files)), want)
 
 
+class PrefixesTest(unittest.TestCase):
+    def test_sections_sharing_a_prefix_name_their_first_file(self):
+        groups = [("DRIVER CORE", ["drivers/base/core.c"]),
+                  ("DRIVER CORE DD", ["drivers/base/dd.c",
+                                      "drivers/base/base.h"]),
+                  ("X86 MCE", ["arch/x86/kernel/cpu/mce/core.c"])]
+        self.assertEqual(split.prefixes(groups), {
+            "DRIVER CORE": "drivers/base: core",
+            "DRIVER CORE DD": "drivers/base: dd",
+            "X86 MCE": "x86/mce"})
+
+
 class GroupTest(unittest.TestCase):
     def test_files_group_by_section_and_sets_stay_together(self):
         changed = ["a/x.c", "a/y.c", "b/z.c", "c/w.c"]

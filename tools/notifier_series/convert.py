@@ -331,8 +331,11 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
                   errors="surrogateescape") as f:
             old = f.read()
         keep = {n for f, n in excluded if f == path}
-        text, heads, lines = by_text(path, retab(old, changed.get(path, old)),
-                                     table, records, keep)
+        text = retab(old, changed.get(path, old))
+        heads, lines = [], []
+        if path not in COMPAT:
+            # The compatibility layer's macros name the typed API.
+            text, heads, lines = by_text(path, text, table, records, keep)
         records += heads
         by_hand += [f"{path}:{n}" for n in lines]
         if text != old:

@@ -28,12 +28,12 @@ def message(kver, report):
             f"{len(report['files_changed'])} files).\n")
 
 
-def typed_uses(path):
+def typed_uses(path, sources=SOURCES):
     """`git grep` lines of typed API uses left in the tree's C sources,
     comments aside."""
     proc = subprocess.run(
         ["git", "-C", path, "grep", "-n", "-E", "-e",
-         convert.TYPED.pattern, "--"] + list(SOURCES),
+         convert.TYPED.pattern, "--"] + list(sources),
         capture_output=True, text=True)
     found = []
     for line in proc.stdout.splitlines():
@@ -64,7 +64,7 @@ def convert_branch(kver, work=None, out=None, jobs=None):
         report = convert.convert(git, yaml, jobs, in_place=True,
                                  report_path=os.path.join(stage,
                                                           "report.json"),
-                                 exclude=added + list(convert.COMPAT))
+                                 exclude=added)
     except Error:
         tree.git(git, "checkout", "-q", "-f", core)
         tree.git(git, "checkout", "-q", "-B", BRANCH, core)
@@ -82,8 +82,7 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     left = typed_uses(git)
     report["typed_api_left"] = left
     say("==> converting the converted tree again, which must change nothing")
-    again = convert.convert(git, yaml, jobs,
-                            exclude=added + list(convert.COMPAT))
+    again = convert.convert(git, yaml, jobs, exclude=added)
     report["second_run_files_changed"] = again["files_changed"]
     report["commit"] = tree.git(git, "rev-parse", "HEAD").strip()
     with open(os.path.join(stage, "report.json"), "w",

@@ -3,6 +3,7 @@ out/<kver>/series/: the core patches, the conversion split per subsystem,
 the removal of the typed API, a cover letter, and report.json with the
 checks' results."""
 
+import concurrent.futures
 import json
 import os
 import re
@@ -11,7 +12,8 @@ import subprocess
 import time
 
 from . import (boottest, checkpatch, classification, classify, compiletest,
-               convert, convert_tree, split, tree)
+               convert_tree, split, tree)
+from .patches import core_patches as patches_of_core
 from .progress import Error, Step, say
 
 BRANCH = "notifier-series/series"
@@ -104,6 +106,7 @@ def build_series(kver, work, out, jobs, stage):
 
 def _commit_groups(git, core, converted, groups, together, entries, by_text,
                    kver, stage):
+    prefixes = split.prefixes(groups)
     with Step(f"committing {len(groups)} subsystem patches on {BRANCH}"):
         tree.git(git, "checkout", "-q", "-B", BRANCH, core)
         for section, files in groups:
@@ -114,7 +117,7 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                         "together to keep building."
                         for fs, chain in together if set(fs) & set(files)),
                        None)
-            text = split.message(split.prefix(files), section, files, diff,
+            text = split.message(prefixes[section], section, files, diff,
                                  entries, kver, why,
                                  [x for f in files for x in by_text.get(f, [])])
             commit(git, files, text, stage)
@@ -126,7 +129,7 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                REMOVAL_MESSAGE.format(subject=REMOVAL_SUBJECT), stage)
 
 
-def mail_headers(path, patch, jobs=None):
+def mail_headers(path, patch):
     """To: the maintainers and reviewers, Cc: the lists, from
     scripts/get_maintainer.pl on the patch."""
     proc = subprocess.run(split.GET_MAINTAINER + ["--no-rolestats",
@@ -284,6 +287,8 @@ def summary_lines(report):
     return [
         f"checkpatch.pl --strict: {cp['errors']} errors, {cp['warnings']} "
         f"warnings, {cp['checks']} checks in {report['patches']} patches",
+        f"typed API uses left in *.c and *.h after the removal: "
+        f"{len(report['typed_api_left'])}",
         "git am on the pristine tree: " + ("applies" if report["applies"]
                                            else "FAILS: "
                                            + report["applies_why"]),
@@ -293,12 +298,12 @@ def summary_lines(report):
         f"{len(ct['failed'])} broken, {len(ct['not_compiled'])} not "
         "compiled",
         f"sparse on kernel/notifier.c and the KUnit test: "
-        f"{boot.get('sparse', {}) and boot['sparse'].get('warnings')} "
-        "warnings",
+        f"{len(boot.get('sparse') or [])} warnings",
         f"boot test of the final tree in QEMU: {boot.get('outcome')}, "
         f"KUnit {boot.get('kunit', {}).get('passed')} passed, "
         f"{boot.get('kunit', {}).get('failed')} failed, "
-        f"{len(boot.get('splats') or [])} splats",
+        f"{sum(1 for s in boot.get('splats') or [] if not s['expected'])} "
+        "splats",
         *([f"since the {report['since']['from']} series: "
            f"{len(report['since']['appeared'])} chains appeared, "
            f"{len(report['since']['vanished'])} vanished, "
@@ -314,6 +319,7 @@ def summary_lines(report):
 def green(report):
     ct = report["compile_test"]
     return (report["checkpatch_errors"] == 0 and report["applies"] and
+            not report["typed_api_left"] and
             not ct["failed"] and report["boot_test"].get("outcome") == "pass"
             and (not report["bisect"].get("when") or
                  report["bisect"]["built"] == report["bisect"]["patches"]))
@@ -366,8 +372,10 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     cover = os.path.join(stage, names[0])
     with Step(f"To: and Cc: of {len(files)} patches "
               "(scripts/get_maintainer.pl)"):
-        for patch in files:
-            add_headers(patch, *mail_headers(git, patch))
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            for patch, (to, cc) in zip(files, pool.map(
+                    lambda p: mail_headers(git, p), files)):
+                add_headers(patch, to, cc)
     report = {"kernel": kernel_tree.version, "patches": len(files),
               "subsystem_patches": len(groups),
               "conversion": {k: conversion[k] for k in (
@@ -375,11 +383,12 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
                   "unconverted", "init_unresolved", "typed_api_left",
                   "second_run_files_changed")}}
     with Step(f"checkpatch.pl --strict on {len(files)} patches"):
-        cp = checkpatch.run(git, files)
+        cp = checkpatch.run(git, files, jobs)
     with open(os.path.join(stage, "checkpatch.txt"), "w",
               encoding="utf-8") as f:
         f.write("\n".join(f"== {n}\n{t}" for n, t in cp.pop("patches").items()))
     report["checkpatch"] = cp
+    report["typed_api_left"] = convert_tree.typed_uses(git, ("*.c", "*.h"))
     report["checkpatch_errors"] = cp["errors"]
     with Step("applying the series to the pristine tree"):
         report["applies"], report["applies_why"] = applies(git, files)
@@ -398,7 +407,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
                                   "skipped": True}
     ids = patch_ids(git, tree.PRISTINE, BRANCH)
     report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
-    extra = [p for p in files if not _is_core(p, kver)]
+    extra = files[len(patches_of_core(kver)):]
     boottest.run(kver, work, out, timeout, jobs, extra, "series-boot")
     with open(os.path.join(out, kver, "series-boot", "result.json"),
               encoding="utf-8") as f:
@@ -425,21 +434,6 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     say(f"  {'all checks green' if report['green'] else 'NOT GREEN'}; "
         f"{report['seconds']:.0f}s")
     return 0 if report["green"] else 1
-
-
-def _is_core(patch, kver):
-    """A patch of core-patch/<kver>, by subject."""
-    with open(patch, encoding="utf-8", errors="replace") as f:
-        subject = next((line for line in f if line.startswith("Subject:")),
-                       "")
-    for core in os.listdir(os.path.join(tree.REPO, "core-patch", kver)):
-        with open(os.path.join(tree.REPO, "core-patch", kver, core),
-                  encoding="utf-8", errors="replace") as f:
-            theirs = next((line for line in f
-                           if line.startswith("Subject:")), "")
-        if theirs.split("]")[-1].strip() == subject.split("]")[-1].strip():
-            return True
-    return False
 
 
 def _write_cover(cover, kver, version, entries, groups, checks, files):

@@ -58,6 +58,23 @@ def prefix(paths):
     return "/".join(words[:2]) or top[0]
 
 
+def prefixes(groups):
+    """{section: subject prefix}, unique: where two sections' files share a
+    prefix, each also names its first file, "drivers/base: dd"."""
+    first = {section: prefix(files) for section, files in groups}
+    seen = defaultdict(int)
+    for p in first.values():
+        seen[p] += 1
+    out = {}
+    for section, files in groups:
+        p = first[section]
+        if seen[p] > 1:
+            name = next((f for f in files if f.endswith(".c")), files[0])
+            p += ": " + os.path.splitext(os.path.basename(name))[0]
+        out[section] = p
+    return out
+
+
 def group(changed, sections, together):
     """[(section, [files])] in a stable order; `together` is a list of
     (files, why) that must share one commit."""
