@@ -41,7 +41,7 @@ check: unit-test
 	$(NS) boot-test 6.1
 	$(NS) mutation-test 6.1
 	$(NS) classify 6.1
-	$(NS) convert-tree 6.1 --boot-test
+	$(NS) series 6.1
 	$(NS) boot-test 6.12
 	$(NS) classify 6.12
-	$(NS) convert-tree 6.12 --boot-test
+	$(NS) series 6.12

@@ -2,12 +2,11 @@
 booted in QEMU; KUnit's results and the console's splats give the verdict.
 """
 
-import json
 import os
 import re
 import shutil
 
-from . import checkpatch, console, kconfig, ktap, patches, qemu, tree
+from . import checkpatch, console, kconfig, ktap, output, patches, qemu, tree
 from .progress import Error, Step, run_logged, say, tail
 
 FRAGMENT = os.path.join(tree.REPO, "tools", "boot-test.config")
@@ -121,9 +120,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         head = patches.apply(kernel_tree, list(extra),
                              "notifier-series/" + name, patches.CORE_BRANCH)
     final = os.path.join(out, kver, name)
-    stage = final + ".new"
-    shutil.rmtree(stage, ignore_errors=True)
-    os.makedirs(stage)
+    stage = output.stage(final)
     build_dir = os.path.join(os.path.dirname(kernel_tree.path),
                              f"build-{kver}")
     kernel = os.path.join(build_dir, "arch/x86/boot/bzImage")
@@ -182,12 +179,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         result["reasons"] = [str(e)]
         raise
     finally:
-        with open(os.path.join(stage, "result.json"), "w",
-                  encoding="utf-8") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
-        shutil.rmtree(final, ignore_errors=True)
-        os.replace(stage, final)
+        output.publish(stage, final, "result.json", result)
         report(result, final, mutant=bool(extra))
     return OUTCOMES[result["outcome"]]
 

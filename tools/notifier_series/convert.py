@@ -22,7 +22,8 @@ from .tree import REPO
 SMPL = os.path.join(REPO, "cocci", "notifier_convert.cocci")
 MACROS = os.path.join(REPO, "cocci", "notifier_macros.h")
 # The typed API that the conversion replaces.
-TYPED = re.compile(r"\b((atomic|blocking)_notifier_(chain_register_unique_prio|"
+TYPED = re.compile(r"\b((atomic|blocking)_notifier_("
+                   r"chain_register_unique_prio|"
                    r"chain_register|chain_unregister|call_chain_robust|"
                    r"call_chain_is_empty|call_chain|head)|"
                    r"(ATOMIC|BLOCKING)_NOTIFIER_INIT)\b")
@@ -56,7 +57,8 @@ def class_table(entries):
 
 
 PREFILTER = (r"(atomic|blocking)_notifier_|\bnotifier_head\b|"
-             r"(ATOMIC|BLOCKING)_NOTIFIER_|(ATOMIC|BLOCKING)_INIT_NOTIFIER_HEAD|"
+             r"(ATOMIC|BLOCKING)_NOTIFIER_|"
+             r"(ATOMIC|BLOCKING)_INIT_NOTIFIER_HEAD|"
              r"->notifier_call\b")
 
 

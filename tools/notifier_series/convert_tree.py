@@ -3,12 +3,10 @@ cocci/notifier_convert.cocci driven by classify/linux-<kver>.yaml,
 committed on branch notifier-series/convert; the patch and the report go
 to out/<kver>/convert/, and the converted tree can be boot-tested."""
 
-import json
 import os
-import shutil
 import subprocess
 
-from . import boottest, classify, convert, patches, tree
+from . import boottest, classify, convert, output, patches, tree
 from .progress import Error, Step, say
 
 BRANCH = "notifier-series/convert"
@@ -53,9 +51,7 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     git = kernel_tree.path
     tree.git(git, "checkout", "-q", "-B", BRANCH, core)
     folder = os.path.join(out, kver, "convert")
-    stage = folder + ".new"
-    shutil.rmtree(stage, ignore_errors=True)
-    os.makedirs(stage)
+    stage = output.stage(folder)
     # The core patches' own files are on the new API, and their test
     # chains are not the tree's.
     added = tree.git(git, "diff", "--name-only", "--diff-filter=A",
@@ -85,12 +81,7 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     again = convert.convert(git, yaml, jobs, exclude=added)
     report["second_run_files_changed"] = again["files_changed"]
     report["commit"] = tree.git(git, "rev-parse", "HEAD").strip()
-    with open(os.path.join(stage, "report.json"), "w",
-              encoding="utf-8") as f:
-        json.dump(report, f, indent=1)
-        f.write("\n")
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(stage, folder)
+    output.publish(stage, folder, "report.json", report)
     if again["files_changed"]:
         say("    a second run would change " +
             ", ".join(again["files_changed"]))

@@ -7,12 +7,11 @@ import concurrent.futures
 import json
 import os
 import re
-import shutil
 import subprocess
 import time
 
 from . import (boottest, checkpatch, classification, classify, compiletest,
-               convert_tree, split, tree)
+               convert_tree, output, split, tree)
 from .patches import core_patches as patches_of_core
 from .progress import Error, Step, say
 
@@ -117,9 +116,9 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                         "together to keep building."
                         for fs, chain in together if set(fs) & set(files)),
                        None)
+            lines = [x for f in files for x in by_text.get(f, [])]
             text = split.message(prefixes[section], section, files, diff,
-                                 entries, kver, why,
-                                 [x for f in files for x in by_text.get(f, [])])
+                                 entries, kver, why, lines)
             commit(git, files, text, stage)
         if tree.git(git, "diff", "--stat", BRANCH, converted).strip():
             raise Error("the subsystem patches do not add up to the "
@@ -190,34 +189,37 @@ def cover_letter(kver, version, entries, groups, checks, patches):
     by_class = {"blocking": [], "atomic": [], "excluded": []}
     for e in entries:
         by_class[e["class"]].append(e)
-    width = max((len(e["defined"]) for e in entries), default=0) + 2
+    width = 48
 
     def listing(items):
         return [f"{e['defined'] + ':':<{width}}{e['chain']}"
                 for e in sorted(items, key=lambda e: (e["defined"],
                                                       e["chain"]))]
 
-    lines = [
-        "A notifier chain has one of four kinds of head today, atomic,",
-        "blocking, raw or SRCU, and how it is locked is the kind its author",
-        "picked when defining it.  This series brings back the",
-        "2005 design of one struct notifier_head for the atomic and blocking",
-        "chains: the head says which class the chain is, the writers take its",
-        "rwsem, atomic chains are walked under RCU and their unregister waits",
-        "for synchronize_rcu(), blocking chains are walked under the rwsem.",
-        "What the kernel learned since stays: unique-priority registration,",
-        "robust calls, is-empty, the duplicate-registration warning, the",
-        "early-boot path, the tracepoints, sparse's __rcu and lockdep-checked",
-        "dereferences.",
-        "",
-        f"The series is generated for Linux {version}: the core patches are",
-        "hand-written, the conversion is cocci/notifier_convert.cocci driven",
-        f"by the reviewed classification classify/linux-{kver}.yaml, split",
-        "per MAINTAINERS section, and the last patch removes the typed API.",
-        "With the compatibility macros of the first patch in place until",
-        "then, every conversion patch is independent of the others and can",
-        "go through its subsystem's tree.",
-        "",
+    intro = [
+        "A notifier chain has one of four kinds of head today, atomic, "
+        "blocking, raw or SRCU, and how it is locked is the kind its author "
+        "picked when defining it.  This series brings back the 2005 design "
+        "of one struct notifier_head for the atomic and blocking chains: the "
+        "head says which class the chain is, the writers take its rwsem, "
+        "atomic chains are walked under RCU and their unregister waits for "
+        "synchronize_rcu(), blocking chains are walked under the rwsem.  "
+        "What the kernel learned since stays: unique-priority registration, "
+        "robust calls, is-empty, the duplicate-registration warning, the "
+        "early-boot path, the tracepoints, sparse's __rcu and "
+        "lockdep-checked dereferences.",
+        f"The series is generated for Linux {version}: the core patches are "
+        "hand-written, the conversion is cocci/notifier_convert.cocci "
+        f"driven by the reviewed classification classify/linux-{kver}.yaml, "
+        "split per MAINTAINERS section, and the last patch removes the typed "
+        "API.  With the compatibility macros of the first patch in place "
+        "until then, every conversion patch is independent of the others "
+        "and can go through its subsystem's tree.",
+    ]
+    lines = []
+    for paragraph in intro:
+        lines += split.wrap(paragraph) + [""]
+    lines += [
         "Here is the classification of the chains:",
         "",
         "BLOCKING:",
@@ -356,9 +358,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     folder = os.path.join(out, kver, "series")
-    stage = folder + ".new"
-    shutil.rmtree(stage, ignore_errors=True)
-    os.makedirs(stage)
+    stage = output.stage(folder)
     kernel_tree, core, groups, conversion = build_series(kver, work, out,
                                                          jobs, stage)
     git = kernel_tree.path
@@ -386,7 +386,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
         cp = checkpatch.run(git, files, jobs)
     with open(os.path.join(stage, "checkpatch.txt"), "w",
               encoding="utf-8") as f:
-        f.write("\n".join(f"== {n}\n{t}" for n, t in cp.pop("patches").items()))
+        f.write("\n".join(f"== {name}\n{text}"
+                          for name, text in cp.pop("patches").items()))
     report["checkpatch"] = cp
     report["typed_api_left"] = convert_tree.typed_uses(git, ("*.c", "*.h"))
     report["checkpatch_errors"] = cp["errors"]
@@ -421,12 +422,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     report["seconds"] = round(time.monotonic() - start, 1)
     _write_cover(cover, kver, kernel_tree.version, entries, groups,
                  report["summary"], files)
-    with open(os.path.join(stage, "report.json"), "w",
-              encoding="utf-8") as f:
-        json.dump(report, f, indent=1)
-        f.write("\n")
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(stage, folder)
+    output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
     for line in report["summary"]:

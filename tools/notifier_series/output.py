@@ -1,0 +1,24 @@
+"""Output folders under out/: built as <folder>.new and put in place whole
+at the end, so that a failed run leaves the previous output as it was."""
+
+import json
+import os
+import shutil
+
+
+def stage(folder):
+    """A fresh <folder>.new to build the output in."""
+    new = folder + ".new"
+    shutil.rmtree(new, ignore_errors=True)
+    os.makedirs(new)
+    return new
+
+
+def publish(new, folder, name, data):
+    """Writes `data` as JSON to <new>/<name>, then replaces `folder` with
+    `new`."""
+    with open(os.path.join(new, name), "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(new, folder)
