@@ -8,7 +8,7 @@ import json
 import os
 import time
 
-from . import boottest, series, tree
+from . import boottest, patches, series, tree
 from .progress import Error, Step, say
 
 
@@ -48,8 +48,8 @@ def run(kver, work=None, out=None, jobs=None):
               "patches": len(commits), "built": len(commits) - len(failures),
               "failures": failures, "log": log,
               "seconds": round(time.monotonic() - start, 1),
-              "patch_ids": series.patch_ids(git, tree.PRISTINE,
-                                            series.BRANCH)}
+              "patch_ids": patches.commit_ids(git, tree.PRISTINE,
+                                              series.BRANCH)}
     path = os.path.join(out, kver, "bisect.json")
     with open(path + ".new", "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)

@@ -27,7 +27,8 @@ def _patch_id(text):
     return out[0] if out else None
 
 
-def _commit_ids(path, base, branch):
+def commit_ids(path, base, branch):
+    """The stable patch-ids of the commits base..branch, in order."""
     commits = git(path, "rev-list", "--reverse", f"{base}..{branch}").split()
     return [_patch_id(git(path, "show", "--format=", c)) for c in commits]
 
@@ -49,7 +50,7 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
                 wanted.append(_patch_id(f.read()))
         exists = git(tree.path, "rev-parse", "-q", "--verify",
                      "refs/heads/" + branch, check=False).strip()
-        if exists and _commit_ids(tree.path, base, branch) == wanted:
+        if exists and commit_ids(tree.path, base, branch) == wanted:
             git(tree.path, "checkout", "-q", branch)
             say(f"    {branch} already holds {', '.join(names)}")
         else:

@@ -12,7 +12,7 @@ import time
 
 from . import (boottest, checkpatch, classification, classify, compiletest,
                convert_tree, output, split, tree)
-from .patches import core_patches as patches_of_core
+from .patches import commit_ids, core_patches as patches_of_core
 from .progress import Error, Step, say
 
 BRANCH = "notifier-series/series"
@@ -22,17 +22,6 @@ COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
                     r"struct notifier_head.*?#define "
                     r"atomic_notifier_call_chain_is_empty[^\n]*\n",
                     re.S)
-
-
-def identity(path):
-    """(name, email) for the series' commits and Signed-off-by: the git
-    configuration of the tree, which includes the user's."""
-    name = tree.git(path, "config", "user.name", check=False).strip()
-    email = tree.git(path, "config", "user.email", check=False).strip()
-    if not name or not email:
-        raise Error("git has no user.name and user.email for the series' "
-                    "Signed-off-by: set them with git config --global")
-    return name, email
 
 
 def commit(path, files, text, stage):
@@ -100,7 +89,7 @@ def build_series(kver, work, out, jobs, stage):
         tree.git(git, "reset", "-q", "--hard")
         tree.git(git, "checkout", "-q", "-f", "notifier-series/core")
         raise
-    return kernel_tree, core, groups, report
+    return kernel_tree, core, groups, report, entries
 
 
 def _commit_groups(git, core, converted, groups, together, entries, by_text,
@@ -339,18 +328,6 @@ def last_bisect(out, kver, patch_ids):
     return record if record.get("patch_ids") == patch_ids else {}
 
 
-def patch_ids(path, base, branch):
-    commits = tree.git(path, "rev-list", "--reverse",
-                       f"{base}..{branch}").split()
-    out = []
-    for c in commits:
-        proc = subprocess.run(["git", "-C", path, "patch-id", "--stable"],
-                              input=tree.git(path, "show", c),
-                              capture_output=True, text=True)
-        out.append(proc.stdout.split()[0] if proc.stdout else "")
-    return out
-
-
 def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     """Regenerates and checks the series of `kver`; returns an exit
     status: 0 when every check is green."""
@@ -359,10 +336,9 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     jobs = jobs or os.cpu_count() or 1
     folder = os.path.join(out, kver, "series")
     stage = output.stage(folder)
-    kernel_tree, core, groups, conversion = build_series(kver, work, out,
-                                                         jobs, stage)
+    kernel_tree, core, groups, conversion, entries = build_series(
+        kver, work, out, jobs, stage)
     git = kernel_tree.path
-    _, entries = classification.load(classify.yaml_path(kver))
     with Step("git format-patch of the series"):
         tree.git(git, "format-patch", "-q", "--no-signature",
                  "--zero-commit", "--cover-letter", "-o", stage,
@@ -406,7 +382,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
                                   "x86_compiled": 0, "x86_touched": 0,
                                   "failed": [], "not_compiled": [],
                                   "skipped": True}
-    ids = patch_ids(git, tree.PRISTINE, BRANCH)
+    ids = commit_ids(git, tree.PRISTINE, BRANCH)
     report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
     extra = files[len(patches_of_core(kver)):]
     boottest.run(kver, work, out, timeout, jobs, extra, "series-boot")
