@@ -60,6 +60,18 @@ class GroupTest(unittest.TestCase):
         self.assertEqual(merged, [("A", ["a/x.c", "a/y.c"]),
                                   ("B", ["b/z.c", "c/w.c"])])
 
+    def test_sets_join_sections_transitively(self):
+        # A and C share one set, B and C another: A, B and C are one
+        # commit, whatever the order the sets come in.
+        changed = ["a/x.c", "b/y.c", "c/z.c", "c/w.c", "d/v.c"]
+        sections = {"a/x.c": "A", "b/y.c": "B", "c/z.c": "C", "c/w.c": "C",
+                    "d/v.c": "D"}
+        sets = [(["a/x.c", "c/z.c"], "one"), (["b/y.c", "c/w.c"], "two")]
+        for order in (sets, sets[::-1]):
+            self.assertEqual(split.group(changed, sections, order),
+                             [("A", ["a/x.c", "b/y.c", "c/w.c", "c/z.c"]),
+                              ("D", ["d/v.c"])])
+
 
 class MessageTest(unittest.TestCase):
     def test_message_lists_chains_defined_and_used_with_their_class(self):

@@ -4,11 +4,12 @@ to out/<kver>/bisect.json, which the series report quotes while it is of
 the same patches."""
 
 import datetime
-import json
+import glob
 import os
+import shutil
 import time
 
-from . import boottest, patches, series, tree
+from . import boottest, output, patches, series, tree
 from .progress import Error, Step, say
 
 
@@ -26,8 +27,8 @@ def run(kver, work=None, out=None, jobs=None):
     build_dir = os.path.join(os.path.dirname(git), f"build-{kver}")
     log = os.path.join(out, kver, "bisect.log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
-    if os.path.exists(log):
-        os.unlink(log)
+    for old in glob.glob(os.path.join(out, kver, "bisect*.log")):
+        os.unlink(old)
     start = time.monotonic()
     failures = []
     try:
@@ -37,24 +38,25 @@ def run(kver, work=None, out=None, jobs=None):
             tree.git(git, "checkout", "-q", commit)
             try:
                 with Step(f"bisect {number}/{len(commits)}: {subject}"):
-                    boottest.build(kernel_tree, build_dir, log, jobs)
+                    boottest.build(kernel_tree, build_dir, log, jobs,
+                                   declared_only=True)
             except Error as e:
+                kept = os.path.join(out, kver, f"bisect-{number:04d}.log")
+                shutil.copyfile(log, kept)
                 failures.append({"patch": number, "subject": subject,
-                                 "error": str(e).splitlines()[0]})
+                                 "error": str(e).splitlines()[0],
+                                 "log": kept})
     finally:
         tree.git(git, "checkout", "-q", "-f", series.BRANCH)
     record = {"when": datetime.datetime.now(datetime.timezone.utc)
               .strftime("%Y-%m-%d %H:%M UTC"),
               "patches": len(commits), "built": len(commits) - len(failures),
-              "failures": failures, "log": log,
+              "failures": failures,
               "seconds": round(time.monotonic() - start, 1),
               "patch_ids": patches.commit_ids(git, tree.PRISTINE,
                                               series.BRANCH)}
     path = os.path.join(out, kver, "bisect.json")
-    with open(path + ".new", "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=1)
-        f.write("\n")
-    os.replace(path + ".new", path)
+    output.write_json(path, record)
     say(f"bisect: {record['built']}/{record['patches']} patches build "
         f"({record['seconds']:.0f}s); {path}")
     return 0 if not failures else 1

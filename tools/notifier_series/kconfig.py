@@ -41,12 +41,24 @@ def parse_config(path):
     return values
 
 
-def unmet(fragment, config):
+def defined(tree_path, symbol):
+    """Whether some Kconfig file of the tree declares `symbol`."""
+    name = symbol[len("CONFIG_"):]
+    proc = subprocess.run(
+        ["git", "grep", "-q", "-E", rf"^\s*(menu)?config\s+{name}\s*$",
+         "--", "*Kconfig*"], cwd=tree_path, check=False)
+    return proc.returncode == 0
+
+
+def unmet(fragment, config, declared=lambda symbol: True):
     """The options of `fragment` (a path) that the .config at `config` does
-    not hold, one message each with the fragment's file and line."""
+    not hold, one message each with the fragment's file and line; options
+    for which declared(symbol) is false are not checked."""
     have = parse_config(config)
     problems = []
     for number, symbol, value in parse_fragment(fragment):
+        if not declared(symbol):
+            continue
         got = have.get(symbol)
         if value is None:
             if got not in (None, "n"):
@@ -60,9 +72,12 @@ def unmet(fragment, config):
     return problems
 
 
-def make_config(tree_path, build_dir, fragments, make_args, log):
+def make_config(tree_path, build_dir, fragments, make_args, log,
+                declared_only=False):
     """Writes build_dir/.config: tinyconfig, the fragments merged in order,
-    olddefconfig; raises Error listing every option that did not land."""
+    olddefconfig; raises Error listing every option that did not land.
+    With declared_only, options the tree does not declare yet (the KUnit
+    test's, before the patch that adds it) are let pass."""
     os.makedirs(build_dir, exist_ok=True)
     steps = [
         ["make", "-C", tree_path, f"O={build_dir}"] + make_args
@@ -81,7 +96,10 @@ def make_config(tree_path, build_dir, fragments, make_args, log):
             raise Error(f"{' '.join(cmd[:4])} failed; see {log.name}")
     problems = []
     for fragment in fragments:
-        problems += unmet(fragment, os.path.join(build_dir, ".config"))
+        problems += unmet(
+            fragment, os.path.join(build_dir, ".config"),
+            (lambda symbol: defined(tree_path, symbol)) if declared_only
+            else (lambda symbol: True))
     if problems:
         raise Error("the kernel configuration lacks requested options:\n  "
                     + "\n  ".join(problems))

@@ -14,6 +14,14 @@ def stage(folder):
     return new
 
 
+def write_json(path, data):
+    """Writes `data` as JSON to `path`, replacing it whole."""
+    with open(path + ".new", "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".new", path)
+
+
 def publish(new, folder, name, data):
     """Writes `data` as JSON to <new>/<name>, then replaces `folder` with
     `new`."""

@@ -120,16 +120,11 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
 def mail_headers(path, patch):
     """To: the maintainers and reviewers, Cc: the lists, from
     scripts/get_maintainer.pl on the patch."""
-    proc = subprocess.run(split.GET_MAINTAINER + ["--no-rolestats",
-                                                  "--separator", "\n",
-                                                  "--no-l", patch],
-                          cwd=path, capture_output=True, text=True)
+    proc = split.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
+                                       "--no-l", patch])
     to = [a for a in proc.stdout.splitlines() if "@" in a]
-    proc = subprocess.run(split.GET_MAINTAINER + ["--no-rolestats",
-                                                  "--separator", "\n",
-                                                  "--no-m", "--no-r",
-                                                  patch],
-                          cwd=path, capture_output=True, text=True)
+    proc = split.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
+                                       "--no-m", "--no-r", patch])
     cc = [a for a in proc.stdout.splitlines() if "@" in a and a not in to]
     return to, cc
 
@@ -288,7 +283,7 @@ def summary_lines(report):
         f"({ct['x86_compiled']}/{ct['x86_touched']} of x86), "
         f"{len(ct['failed'])} broken, {len(ct['not_compiled'])} not "
         "compiled",
-        f"sparse on kernel/notifier.c and the KUnit test: "
+        f"sparse on kernel/notifier.c and its KUnit and torture tests: "
         f"{len(boot.get('sparse') or [])} warnings",
         f"boot test of the final tree in QEMU: {boot.get('outcome')}, "
         f"KUnit {boot.get('kunit', {}).get('passed')} passed, "

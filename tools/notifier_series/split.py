@@ -12,6 +12,16 @@ from .progress import Error
 
 GET_MAINTAINER = ["perl", "scripts/get_maintainer.pl", "--no-git",
                   "--no-git-fallback", "--no-tree"]
+# get_maintainer.pl lists sections whose patterns match equally deep in
+# Perl's hash order, which changes from run to run; a fixed hash seed
+# makes the split and the To:/Cc: lines the same every time.
+PERL_ENV = dict(os.environ, PERL_HASH_SEED="0", PERL_PERTURB_KEYS="0")
+
+
+def get_maintainer(tree_path, args):
+    """Runs scripts/get_maintainer.pl with `args`; the CompletedProcess."""
+    return subprocess.run(GET_MAINTAINER + args, cwd=tree_path,
+                          capture_output=True, text=True, env=PERL_ENV)
 # Directory names that say nothing about the subsystem in a subject.
 GENERIC = {"kernel", "include", "linux", "asm", "cpu", "platforms",
            "core", "ethernet", "common", "lib", "uapi"}
@@ -21,9 +31,8 @@ SUBJECT = "Convert notifier chains to struct notifier_head"
 def subsystem(tree_path, path):
     """The most precise MAINTAINERS section of `path` (the first that
     get_maintainer.pl names, THE REST last)."""
-    proc = subprocess.run(GET_MAINTAINER + ["--subsystem", "--no-email",
-                                            "--no-l", "-f", path],
-                          cwd=tree_path, capture_output=True, text=True)
+    proc = get_maintainer(tree_path, ["--subsystem", "--no-email", "--no-l",
+                                      "-f", path])
     if proc.returncode != 0:
         raise Error(f"scripts/get_maintainer.pl failed on {path}: "
                     f"{proc.stderr.strip()}")
@@ -76,8 +85,11 @@ def prefixes(groups):
 
 
 def group(changed, sections, together):
-    """[(section, [files])] in a stable order; `together` is a list of
-    (files, why) that must share one commit."""
+    """[(section, [files])] in a stable order: one group per MAINTAINERS
+    section, except that `together`, a list of (files, why) that must share
+    one commit, joins the sections of its files (and, through them, any
+    other section they are joined with) into one group, named after the
+    first of them."""
     parent = {path: path for path in changed}
 
     def find(x):
@@ -86,25 +98,20 @@ def group(changed, sections, together):
             x = parent[x]
         return x
 
-    for files, _ in together:
-        files = [f for f in files if f in parent]
+    def join(files):
+        files = sorted(f for f in files if f in parent)
         for f in files[1:]:
             parent[find(f)] = find(files[0])
-    by_section = defaultdict(set)
-    for path in changed:
-        by_section[sections[path]].add(path)
-    # Sections joined by a must-go-together set become one group.
-    section_of_root = {}
-    merged = defaultdict(set)
-    for section, files in sorted(by_section.items()):
-        roots = {find(f) for f in files}
-        key = next((section_of_root[r] for r in sorted(roots)
-                    if r in section_of_root), section)
-        for r in roots:
-            section_of_root.setdefault(r, key)
-        merged[key] |= files
-    return [(section, sorted(files)) for section, files in
-            sorted(merged.items(), key=lambda kv: sorted(kv[1])[0])]
+
+    for section in set(sections[path] for path in changed):
+        join(path for path in changed if sections[path] == section)
+    for files, _ in together:
+        join(files)
+    components = defaultdict(list)
+    for path in sorted(changed):
+        components[find(path)].append(path)
+    return sorted(((min(sections[f] for f in files), files)
+                   for files in components.values()), key=lambda g: g[1][0])
 
 
 def chains_named(diff, entries):
