@@ -5,8 +5,8 @@ KVER ?= 6.1
 PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
-.PHONY: all deps prepare boot-test mutation-test classify convert series bisect \
-	unit-test check
+.PHONY: all deps prepare boot-test mutation-test torture-baseline classify \
+	convert series bisect unit-test check
 
 all: series
 
@@ -34,12 +34,16 @@ convert: deps
 mutation-test: deps
 	$(NS) mutation-test $(KVER)
 
+torture-baseline: deps
+	$(NS) torture-baseline $(KVER)
+
 unit-test: deps
 	$(PYTHON) -m unittest discover -b -s tests -t .
 
 check: unit-test
 	$(NS) boot-test 6.1
 	$(NS) mutation-test 6.1
+	$(NS) torture-baseline 6.1
 	$(NS) classify 6.1
 	$(NS) series 6.1
 	$(NS) boot-test 6.12

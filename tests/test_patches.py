@@ -132,9 +132,11 @@ class CorePatchFilesTest(unittest.TestCase):
                 return m.group(1)
         self.fail(f"{kver}: no patch adds {name}")
 
-    def test_kunit_suite_is_the_same_on_both_versions(self):
-        self.assertEqual(self.added_file("6.1", "kernel/notifier_kunit.c"),
-                         self.added_file("6.12", "kernel/notifier_kunit.c"))
+    def test_tests_are_the_same_on_both_versions(self):
+        for name in ("kernel/notifier_kunit.c", "kernel/notifier_torture.c"):
+            with self.subTest(name):
+                self.assertEqual(self.added_file("6.1", name),
+                                 self.added_file("6.12", name))
 
     def test_missing_version_is_a_clear_error(self):
         with self.assertRaisesRegex(Error, "no core patch for Linux 5.4"):

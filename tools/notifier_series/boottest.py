@@ -5,15 +5,28 @@ booted in QEMU; KUnit's results and the console's splats give the verdict.
 import os
 import re
 import shutil
+import time
 
-from . import checkpatch, console, kconfig, ktap, output, patches, qemu, tree
+from . import (checkpatch, console, kconfig, ktap, output, patches, qemu,
+               torture, tree)
 from .progress import Error, Step, run_logged, say, tail
 
 FRAGMENT = os.path.join(tree.REPO, "tools", "boot-test.config")
 SUITES = ("notifier",)
 # Files whose __rcu annotations sparse must accept without a warning.
-SPARSE_FILES = ("kernel/notifier.o", "kernel/notifier_kunit.o")
+SPARSE_FILES = ("kernel/notifier.o", "kernel/notifier_kunit.o",
+                "kernel/notifier_torture.o")
 APPEND = "console=ttyS0 kunit_shutdown=reboot panic=-1 notifier_kunit_early"
+# The torture test (CONFIG_NOTIFIER_TORTURE_TEST) runs these chain types in
+# turn at boot, for TORTURE_SECONDS each unless told otherwise.
+TORTURE_TYPES = ("atomic", "blocking")
+TORTURE_SECONDS = 5
+
+
+def append(torture_seconds=TORTURE_SECONDS, torture_types=TORTURE_TYPES):
+    """The kernel command line of a boot test."""
+    return (f"{APPEND} notifier_torture.duration={torture_seconds} "
+            f"notifier_torture.torture_type={','.join(torture_types)}")
 
 # Exit status of each outcome; when several apply, the highest wins.
 OUTCOMES = {"pass": 0, "test-failure": 1, "splat": 2, "timeout": 3,
@@ -27,12 +40,13 @@ def make_args():
     return args
 
 
-def build(kernel_tree, build_dir, log_path, jobs):
-    """Configures and builds bzImage in `build_dir`; returns its path."""
+def build(kernel_tree, build_dir, log_path, jobs, declared_only=False):
+    """Configures and builds bzImage in `build_dir`; returns its path.
+    declared_only: see kconfig.make_config()."""
     args = make_args()
     with open(log_path, "w", encoding="utf-8") as log:
         kconfig.make_config(kernel_tree.path, build_dir, [FRAGMENT], args,
-                            log)
+                            log, declared_only)
     cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", f"-j{jobs}"]
            + args + ["bzImage"])
     rc = run_logged(cmd, log_path, "building",
@@ -86,6 +100,9 @@ def verdict(result):
         if not b["seen"]:
             worse("splat", f"console.log:{b['line']}: the expected warning "
                   f"{b['text']!r} never came")
+    for why in torture.problems(result.get("torture", {}),
+                                result.get("torture_types", ())):
+        worse("test-failure", why)
     for suite in SUITES:
         if not any(name.startswith(suite + ".") for name in kunit["tests"]):
             worse("test-failure", f"KUnit suite {suite} did not run")
@@ -100,16 +117,18 @@ def verdict(result):
 
 def _print_line(line):
     if console.KTAP_RESULT.match(line) or console.headline(line) or \
-            console.BEGIN.search(line):
+            console.BEGIN.search(line) or torture.TAG_LINE.search(line):
         say("    | " + line)
 
 
 def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
-        name="boot"):
+        name="boot", torture_seconds=TORTURE_SECONDS,
+        torture_types=TORTURE_TYPES):
     """Builds and boots the tree of `kver` with its core patches and the
     `extra` ones; writes out/<kver>/<name>/{console.log,build.log,config,
     kunit.json,kunit.txt,result.json} and returns the outcome's exit
-    status."""
+    status.  The torture test runs `torture_types` for `torture_seconds`
+    each."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     kernel_tree = tree.prepare(kver, work)
@@ -124,6 +143,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     build_dir = os.path.join(os.path.dirname(kernel_tree.path),
                              f"build-{kver}")
     kernel = os.path.join(build_dir, "arch/x86/boot/bzImage")
+    cmdline = append(torture_seconds, torture_types)
     result = {"kernel": kernel_tree.version,
               "package": kernel_tree.record["package"],
               "commit": head, "outcome": "harness-error", "reasons": [],
@@ -131,12 +151,13 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
                         "tests": {}, "parser_ok": False},
               "checkpatch": None, "sparse": None,
               "splats": [], "expected_warnings": [],
+              "torture": {}, "torture_types": list(torture_types),
               "build_seconds": None, "boot_seconds": None,
               "timeout": timeout, "timed_out": False,
               "reproduce": {
                   "build": f"make -C {kernel_tree.path} O={build_dir} "
                            f"-j{jobs} {' '.join(make_args())} bzImage",
-                  "boot": " ".join(qemu.command(kernel, repr(APPEND))),
+                  "boot": " ".join(qemu.command(kernel, repr(cmdline))),
               }}
     try:
         with Step("checkpatch.pl --strict on the core patches"):
@@ -155,10 +176,12 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
             result["sparse"] = sparse(kernel_tree, build_dir,
                                       os.path.join(stage, "sparse.log"))
         log = os.path.join(stage, "console.log")
+        arrivals = []       # when each console line came, host time
         with Step(f"booting in QEMU (-smp 2, TCG, {timeout}s limit)") \
                 as step:
-            rc, _ = qemu.boot(qemu.command(kernel, APPEND), log, timeout,
-                              _print_line)
+            rc, _ = qemu.boot(qemu.command(kernel, cmdline), log, timeout,
+                              lambda line: (arrivals.append(time.monotonic()),
+                                            _print_line(line)))
         result["boot_seconds"] = round(step.seconds, 1)
         result["timed_out"] = rc is None
         result["qemu_status"] = rc
@@ -168,6 +191,8 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
                                for line in lines)), None)
         result["kernel_release"] = m.group(1) if m else None
         result["splats"], result["expected_warnings"] = console.scan(lines)
+        result["torture"] = torture.parse(lines)
+        torture.time_failures(result["torture"], result["splats"], arrivals)
         parsed = ktap.parse(kernel_tree.path, log,
                             os.path.join(stage, "kunit.json"))
         with open(os.path.join(stage, "kunit.txt"), "w",
@@ -180,7 +205,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         raise
     finally:
         output.publish(stage, final, "result.json", result)
-        report(result, final, mutant=bool(extra))
+        report(result, final, mutant=name.startswith("mutants/"))
     return OUTCOMES[result["outcome"]]
 
 

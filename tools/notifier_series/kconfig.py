@@ -52,14 +52,14 @@ def defined(tree_path, symbol):
 
 def unmet(fragment, config, declared=lambda symbol: True):
     """The options of `fragment` (a path) that the .config at `config` does
-    not hold, one message each with the fragment's file and line; options
-    for which declared(symbol) is false are not checked."""
+    not hold, one message each with the fragment's file and line; an
+    option missing for want of declared(symbol) is not counted."""
     have = parse_config(config)
     problems = []
     for number, symbol, value in parse_fragment(fragment):
-        if not declared(symbol):
-            continue
         got = have.get(symbol)
+        if got is None and value is not None and not declared(symbol):
+            continue
         if value is None:
             if got not in (None, "n"):
                 problems.append(f"{fragment}:{number}: {symbol} should be "

@@ -289,7 +289,10 @@ def summary_lines(report):
         f"KUnit {boot.get('kunit', {}).get('passed')} passed, "
         f"{boot.get('kunit', {}).get('failed')} failed, "
         f"{sum(1 for s in boot.get('splats') or [] if not s['expected'])} "
-        "splats",
+        "splats, torture " + (", ".join(
+            f"{kind} {run['verdict']}"
+            for kind, run in (boot.get("torture") or {}).items())
+            or "not run"),
         *([f"since the {report['since']['from']} series: "
            f"{len(report['since']['appeared'])} chains appeared, "
            f"{len(report['since']['vanished'])} vanished, "
@@ -385,7 +388,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
               encoding="utf-8") as f:
         boot = json.load(f)
     report["boot_test"] = {k: boot.get(k) for k in (
-        "outcome", "reasons", "kunit", "splats", "sparse", "commit")}
+        "outcome", "reasons", "kunit", "torture", "splats", "sparse",
+        "commit")}
     report["boot_test"]["kunit"].pop("tests", None)
     report["since"] = since(kver, entries)
     report["summary"] = summary_lines(report)
