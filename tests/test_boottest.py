@@ -70,6 +70,15 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(boottest.OUTCOMES[outcome], 3)
 
 
+class AppendTest(unittest.TestCase):
+    def test_zero_seconds_starts_no_torture_thread(self):
+        self.assertNotIn("nwriters", boottest.append(5))
+        quiet = boottest.append(0).split()
+        for param in ("duration=0", "nwriters=0", "nreaders=0",
+                      "irq_readers=0"):
+            self.assertIn("notifier_torture." + param, quiet)
+
+
 class KtapTest(unittest.TestCase):
     def test_summary_counts(self):
         self.assertEqual(ktap.summary_counts(

@@ -24,9 +24,15 @@ TORTURE_SECONDS = 5
 
 
 def append(torture_seconds=TORTURE_SECONDS, torture_types=TORTURE_TYPES):
-    """The kernel command line of a boot test."""
-    return (f"{APPEND} notifier_torture.duration={torture_seconds} "
+    """The kernel command line of a boot test.  With torture_seconds 0 the
+    torture test starts no thread: a kernel with a broken chain (a mutant)
+    then lives on to run its KUnit tests."""
+    line = (f"{APPEND} notifier_torture.duration={torture_seconds} "
             f"notifier_torture.torture_type={','.join(torture_types)}")
+    if not torture_seconds:
+        line += (" notifier_torture.nwriters=0 notifier_torture.nreaders=0"
+                 " notifier_torture.irq_readers=0")
+    return line
 
 # Exit status of each outcome; when several apply, the highest wins.
 OUTCOMES = {"pass": 0, "test-failure": 1, "splat": 2, "timeout": 3,
