@@ -11,7 +11,7 @@ import json
 import os
 import statistics
 
-from . import boottest, output, tree
+from . import boottest, output, torture, tree
 from .progress import Error, say
 
 FOLDER = os.path.join(tree.REPO, "tests", "kernel-baseline")
@@ -32,8 +32,7 @@ def caught(result):
         how.append(splats[0]["text"])
     if run["verdict"] == "FAILURE":
         how.append("FAILURE: " + ", ".join(
-            f"{k} {run.get(k, 0)}" for k in ("stale", "disorder", "errors",
-                                             "lost")))
+            f"{k} {run.get(k, 0)}" for k in torture.FAILURES))
     elif run["verdict"] == "unfinished":
         how.append("the torture never ended (the kernel died)")
     return ("; ".join(how) or None), run.get("seconds_to_first_failure")
