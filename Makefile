@@ -6,7 +6,7 @@ PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
 .PHONY: all deps prepare boot-test mutation-test torture-baseline classify \
-	convert series bisect unit-test check
+	convert series bisect bench unit-test check
 
 all: series
 
@@ -27,6 +27,10 @@ series: deps
 
 bisect: deps
 	$(NS) bisect $(KVER)
+
+# Figures, not a verdict: out/$(KVER)/bench.json.  Not part of check.
+bench: deps
+	$(NS) bench $(KVER)
 
 convert: deps
 	$(NS) convert-tree $(KVER) --boot-test

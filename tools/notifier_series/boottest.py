@@ -46,12 +46,14 @@ def make_args():
     return args
 
 
-def build(kernel_tree, build_dir, log_path, jobs, declared_only=False):
-    """Configures and builds bzImage in `build_dir`; returns its path.
-    declared_only: see kconfig.make_config()."""
+def build(kernel_tree, build_dir, log_path, jobs, declared_only=False,
+          fragment=FRAGMENT):
+    """Configures and builds bzImage in `build_dir` from tinyconfig and
+    `fragment`; returns its path.  declared_only: see
+    kconfig.make_config()."""
     args = make_args()
     with open(log_path, "w", encoding="utf-8") as log:
-        kconfig.make_config(kernel_tree.path, build_dir, [FRAGMENT], args,
+        kconfig.make_config(kernel_tree.path, build_dir, [fragment], args,
                             log, declared_only)
     cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", f"-j{jobs}"]
            + args + ["bzImage"])

@@ -26,20 +26,14 @@ def pristine_checkout(kernel_tree):
     """A git worktree of the tree's pristine commit next to it, made once:
     the chains are classified as the tree declares them before the series,
     whatever branch the tree itself is on."""
-    path = kernel_tree.path + "-pristine"
+    path = tree.worktree(kernel_tree, "pristine").path
     pristine = tree.git(kernel_tree.path, "rev-parse", tree.PRISTINE
                         + "^{commit}").strip()
-    if os.path.isdir(path):
-        head = tree.git(path, "rev-parse", "HEAD", check=False).strip()
-        if head == pristine and not tree.git(path, "status",
-                                             "--porcelain").strip():
-            return path
+    head = tree.git(path, "rev-parse", "HEAD", check=False).strip()
+    if head != pristine or tree.git(path, "status", "--porcelain").strip():
         raise Error(f"{path} is not a clean checkout of the pristine "
                     f"commit; remove it (git -C {kernel_tree.path} worktree "
                     "remove --force ...) to let it be made again")
-    tree.git(kernel_tree.path, "worktree", "prune")
-    tree.git(kernel_tree.path, "worktree", "add", "-q", "--detach", path,
-             pristine)
     return path
 
 

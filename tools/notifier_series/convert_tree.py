@@ -57,10 +57,11 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     added = tree.git(git, "diff", "--name-only", "--diff-filter=A",
                      tree.PRISTINE, core).split()
     try:
-        report = convert.convert(git, yaml, jobs, in_place=True,
-                                 report_path=os.path.join(stage,
-                                                          "report.json"),
-                                 exclude=added)
+        with Step(f"converting Linux {kernel_tree.version} with spatch"):
+            report = convert.convert(git, yaml, jobs, in_place=True,
+                                     report_path=os.path.join(
+                                         stage, "report.json"),
+                                     exclude=added)
     except Error:
         tree.git(git, "checkout", "-q", "-f", core)
         tree.git(git, "checkout", "-q", "-B", BRANCH, core)
@@ -77,8 +78,9 @@ def convert_branch(kver, work=None, out=None, jobs=None):
                  "--zero-commit", "-o", stage, f"{core}..HEAD")
     left = typed_uses(git)
     report["typed_api_left"] = left
-    say("==> converting the converted tree again, which must change nothing")
-    again = convert.convert(git, yaml, jobs, exclude=added)
+    with Step("converting the converted tree again, which must change "
+              "nothing"):
+        again = convert.convert(git, yaml, jobs, exclude=added)
     report["second_run_files_changed"] = again["files_changed"]
     report["commit"] = tree.git(git, "rev-parse", "HEAD").strip()
     output.publish(stage, folder, "report.json", report)

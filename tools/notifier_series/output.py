@@ -14,6 +14,11 @@ def stage(folder):
     return new
 
 
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def write_json(path, data):
     """Writes `data` as JSON to `path`, replacing it whole."""
     with open(path + ".new", "w", encoding="utf-8") as f:

@@ -242,6 +242,18 @@ def prepare(kver, work=None, tarball=None):
         return Tree(kver, path, record)
 
 
+def worktree(tree, suffix):
+    """A git worktree of `tree` next to it, <tree>-<suffix>, made once at
+    the pristine commit; it shares the tree's objects and branches, so
+    that work on it leaves the tree's own checkout and builds alone."""
+    path = f"{tree.path}-{suffix}"
+    if not os.path.isdir(path):
+        git(tree.path, "worktree", "prune")
+        git(tree.path, "worktree", "add", "-q", "--detach", path,
+            PRISTINE + "^{commit}")
+    return Tree(tree.kver, path, tree.record)
+
+
 def switch(tree, branch, start=PRISTINE):
     """Checks out `branch`, created at `start` when missing.  The tree must
     have no local changes."""
