@@ -135,7 +135,8 @@ def table(cases):
 
 
 def side(kver, kernel_tree, name, folder, jobs, timeout):
-    """Builds and boots one side; returns its parsed cases."""
+    """Builds one side's kernel and boots it in each of MODES; returns
+    (its cases as parse() gives them, {mode: QEMU command})."""
     bench = sorted(glob.glob(os.path.join(FOLDER, "*.patch")))
     if not bench:
         raise Error(f"no benchmark patch in {FOLDER}")
@@ -151,10 +152,10 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
                                 os.path.join(folder, "build.log"), jobs,
                                 fragment=FRAGMENT)
     measured, commands = {}, {}
+    khz = host_tsc_khz()
     for mode, how in MODES.items():
         log = os.path.join(folder, f"console-{mode}.log")
         append = f"{APPEND} {how['append']}"
-        khz = host_tsc_khz()
         if how["accel"] is qemu.MULTI and khz:
             append += f" tsc_early_khz={khz}"
         cmd = qemu.command(kernel, append, how["accel"], how["cpus"])
