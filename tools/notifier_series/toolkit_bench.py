@@ -103,8 +103,8 @@ def scaling(kver, work, jobs):
     return rows
 
 
-def run(kver, work=None, out=None, jobs=None, cold=True):
-    """The toolkit's timings; `cold` adds the pass from a new folder."""
+def run(kver, work=None, out=None, jobs=None):
+    """The toolkit's timings: the pipeline cold, then again."""
     work = os.path.abspath(work or tree.default_work())
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
@@ -112,22 +112,17 @@ def run(kver, work=None, out=None, jobs=None, cold=True):
     shutil.rmtree(logs, ignore_errors=True)
     os.makedirs(logs)
     record = {"cpus": os.cpu_count(), "logs": logs}
-    if cold:
-        cold_work = os.path.join(work, f"bench-cold-{kver}")
+    cold_work = os.path.join(work, f"bench-cold-{kver}")
+    shutil.rmtree(cold_work, ignore_errors=True)
+    try:
+        record["cold"] = pipeline(kver, cold_work, logs, warm=False)
+        record["warm"] = pipeline(kver, cold_work, logs, warm=True)
+    finally:
         shutil.rmtree(cold_work, ignore_errors=True)
-        try:
-            record["cold"] = pipeline(kver, cold_work, logs, warm=False)
-            record["warm"] = pipeline(kver, cold_work, logs, warm=True)
-        finally:
-            shutil.rmtree(cold_work, ignore_errors=True)
-    else:
-        record["warm"] = pipeline(kver, work, logs, warm=True)
     record["conversion_scaling"] = scaling(kver, work, jobs)
     for label in ("cold", "warm"):
-        if label in record:
-            say(f"  {label}: " + ", ".join(
-                f"{name} {r['seconds']:.0f}s"
-                for name, r in record[label].items()))
+        say(f"  {label}: " + ", ".join(f"{name} {r['seconds']:.0f}s"
+                                       for name, r in record[label].items()))
     say("  conversion: " + ", ".join(
         f"{r['files']} files {r['seconds']:.0f}s" for r in
         record["conversion_scaling"]))
