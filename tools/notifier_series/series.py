@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from . import (boottest, checkpatch, classification, classify, compiletest,
-               convert_tree, output, split, tree)
+               convert_tree, maintainers, output, split, tree)
 from .patches import commit_ids, core_patches as patches_of_core
 from .progress import Error, Step, say
 
@@ -120,10 +120,10 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
 def mail_headers(path, patch):
     """To: the maintainers and reviewers, Cc: the lists, from
     scripts/get_maintainer.pl on the patch."""
-    proc = split.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
+    proc = maintainers.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
                                        "--no-l", patch])
     to = [a for a in proc.stdout.splitlines() if "@" in a]
-    proc = split.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
+    proc = maintainers.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
                                        "--no-m", "--no-r", patch])
     cc = [a for a in proc.stdout.splitlines() if "@" in a and a not in to]
     return to, cc
@@ -273,7 +273,7 @@ def summary_lines(report):
     return [
         f"checkpatch.pl --strict: {cp['errors']} errors, {cp['warnings']} "
         f"warnings, {cp['checks']} checks in {report['patches']} patches",
-        f"typed API uses left in *.c and *.h after the removal: "
+        f"typed API uses left in *.c, *.h and *.S after the removal: "
         f"{len(report['typed_api_left'])}",
         "git am on the pristine tree: " + ("applies" if report["applies"]
                                            else "FAILS: "
@@ -363,7 +363,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
         f.write("\n".join(f"== {name}\n{text}"
                           for name, text in cp.pop("patches").items()))
     report["checkpatch"] = cp
-    report["typed_api_left"] = convert_tree.typed_uses(git, ("*.c", "*.h"))
+    report["typed_api_left"] = convert_tree.typed_uses(
+        git, ("*.c", "*.h", "*.S"))
     report["checkpatch_errors"] = cp["errors"]
     with Step("applying the series to the pristine tree"):
         report["applies"], report["applies_why"] = applies(git, files)
