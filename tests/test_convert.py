@@ -29,7 +29,7 @@ def read(path):
 
 def sources(folder):
     return {os.path.basename(p): read(p)
-            for p in sorted(glob.glob(os.path.join(folder, "*.[ch]")))}
+            for p in sorted(glob.glob(os.path.join(folder, "*.[chS]")))}
 
 
 class ConvertTest(unittest.TestCase):
@@ -37,7 +37,7 @@ class ConvertTest(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="convert-test-")
         self.dir = os.path.join(self.tmp, "src")
         os.makedirs(self.dir)
-        for path in glob.glob(os.path.join(FIXTURE, "*.[ch]")):
+        for path in glob.glob(os.path.join(FIXTURE, "*.[chS]")):
             shutil.copy(path, self.dir)
 
     def tearDown(self):
@@ -51,7 +51,7 @@ class ConvertTest(unittest.TestCase):
 
     def test_every_form_converts_to_its_expected_result(self):
         report = convert.convert(self.dir, YAML, jobs=2, in_place=True)
-        for path in sorted(glob.glob(os.path.join(FIXTURE, "*.[ch]"))):
+        for path in sorted(glob.glob(os.path.join(FIXTURE, "*.[chS]"))):
             name = os.path.basename(path)
             with self.subTest(name), \
                     open(expected(path), encoding="utf-8") as want, \
@@ -61,7 +61,10 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(report["errors"], [])
         self.assertEqual(report["spatch_problems"], [])
         self.assertEqual(report["chains_converted"], 16)
-        self.assertEqual(report["converted_by_text"], ["unparsed.c:11"])
+        # Assembly is renamed by text; comments name the new API.
+        self.assertEqual(report["converted_by_text"],
+                         ["entry.S:6", "unparsed.c:11"])
+        self.assertEqual(report["comments_renamed"], ["public.c:4"])
         self.assertEqual(report["chains_excluded"], [
             "excluded.c:10: demo_legacy_chain",
             "excluded.c:13: struct demo_legacy.nh"])
@@ -85,7 +88,7 @@ class ConvertTest(unittest.TestCase):
         patch = os.path.join(self.tmp, "out.patch")
         report = convert.convert(self.dir, YAML, jobs=2, patch=patch)
         self.assertEqual(sources(self.dir), before)
-        self.assertEqual(len(report["files_changed"]), 10)
+        self.assertEqual(len(report["files_changed"]), 11)
         subprocess.run(["patch", "-s", "-p1", "-i", patch], cwd=self.dir,
                        check=True)
         for name, text in sources(self.dir).items():

@@ -94,6 +94,22 @@ class MessageTest(unittest.TestCase):
         self.assertIn("--classification classify/linux-6.1.yaml", text)
         self.assertTrue(all(len(line) <= 75 for line in text.splitlines()))
 
+    def test_comment_and_assembly_changes_are_said_as_such(self):
+        comment = (" /*\n- * Use blocking_notifier_chain_register().\n"
+                   "+ * Use notifier_chain_register().\n */\n")
+        text = split.message("cpufreq", "CPU FREQUENCY", ["drivers/cf.c"],
+                             comment, [], "6.1")
+        self.assertIn("Make the comments that name the typed chain API",
+                      text)
+        self.assertNotIn("Convert the calls", text)
+        asm = ("-\tbl\tatomic_notifier_call_chain\n"
+               "+\tbl\tnotifier_call_chain\n")
+        text = split.message("ARM", "ARM PORT", ["arch/arm/kernel/e.S"], asm,
+                             [], "6.1", by_text=["arch/arm/kernel/e.S:772"])
+        self.assertIn("Convert the calls", text)
+        self.assertIn("The assembly at arch/arm/kernel/e.S:772 calls", text)
+        self.assertNotIn("spatch could not parse", text)
+
 
 class RemovalTest(unittest.TestCase):
     def test_the_core_patch_compatibility_block_is_found_and_removed(self):

@@ -19,10 +19,14 @@ from .progress import Step, run_logged, say
 SLOW = ("KASAN", "KCSAN", "UBSAN", "KCOV", "GCOV_KERNEL", "DEBUG_INFO",
         "DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT", "DEBUG_INFO_DWARF4",
         "DEBUG_INFO_DWARF5", "DEBUG_INFO_BTF", "KMSAN", "WERROR")
-# Architectures and the Debian cross compiler prefix that builds them.
-CROSS = {"arm64": "aarch64-linux-gnu-", "arm": "arm-linux-gnueabihf-",
-         "powerpc": "powerpc64le-linux-gnu-", "s390": "s390x-linux-gnu-",
-         "mips": "mips-linux-gnu-", "riscv": "riscv64-linux-gnu-"}
+# Architectures and the prefix of the Debian cross compiler that builds
+# them (its package: gcc-<prefix without the last dash>); um builds with
+# the machine's own gcc.
+CROSS = {"alpha": "alpha-linux-gnu-", "arm": "arm-linux-gnueabi-",
+         "arm64": "aarch64-linux-gnu-", "mips": "mips-linux-gnu-",
+         "parisc": "hppa-linux-gnu-", "powerpc": "powerpc64le-linux-gnu-",
+         "riscv": "riscv64-linux-gnu-", "s390": "s390x-linux-gnu-",
+         "sh": "sh4-linux-gnu-", "sparc": "sparc64-linux-gnu-", "um": ""}
 
 
 def ccache(cross):
@@ -105,7 +109,7 @@ def kconfig_symbol(kernel_path, source):
 def run(kernel_tree, files, build_dir, pristine, log, jobs):
     """{"compiled": N, "touched": N, "x86_compiled": N, "x86_touched": N,
     "failed": [...], "not_compiled": [{"file", "why"}]}."""
-    sources = sorted(f for f in files if f.endswith(".c"))
+    sources = sorted(f for f in files if f.endswith((".c", ".S")))
     by_arch = {}
     for f in sources:
         by_arch.setdefault(arch_of(f), []).append(f)
@@ -116,7 +120,7 @@ def run(kernel_tree, files, build_dir, pristine, log, jobs):
         if arch == "x86":
             make_arch, cross = "x86_64", None
         elif arch in CROSS and shutil.which(CROSS[arch] + "gcc"):
-            make_arch, cross = arch, CROSS[arch]
+            make_arch, cross = arch, CROSS[arch] or None
         else:
             why = (f"no cross compiler for arch/{arch} is installed"
                    + (f" ({CROSS[arch]}gcc)" if arch in CROSS else ""))

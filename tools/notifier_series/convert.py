@@ -64,15 +64,17 @@ PREFILTER = (r"(atomic|blocking)_notifier_|\bnotifier_head\b|"
 
 def candidates(directory, bare_symbols):
     """The .c and .h files of `directory` that the semantic patch can
-    change or report on, relative to it."""
+    change or report on, and the assembly files that may call the typed
+    API, relative to it."""
     pattern = PREFILTER
     if bare_symbols:
         pattern += "|\\b(" + "|".join(sorted(bare_symbols)) + ")\\b"
     if os.path.isdir(os.path.join(directory, ".git")):
         cmd = ["git", "-C", directory, "grep", "-l", "-E", "-e", pattern,
-               "--", "*.c", "*.h"]
+               "--", "*.c", "*.h", "*.S"]
     else:
-        cmd = ["grep", "-rlE", "--include=*.c", "--include=*.h", "-e",
+        cmd = ["grep", "-rlE", "--include=*.c", "--include=*.h",
+               "--include=*.S", "-e",
                pattern, "."]
     proc = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
     if proc.returncode not in (0, 1):
@@ -153,13 +155,14 @@ RENAMES = [
 def by_text(path, text, table, records, keep):
     """What spatch could not parse, converted line by line: macro heads it
     did not see get the macro of their class, and the typed API's names
-    left on lines that are not comments nor `keep` become the new ones,
-    as the compatibility layer's macros would make them.  Returns the new
-    text, head records and the lines changed."""
+    left on lines that are not `keep` become the new ones, as the
+    compatibility layer's macros would make them; comments too, so that
+    they name functions that exist.  Returns the new text, head records,
+    the code lines changed and the comment lines changed."""
     seen = {r["what"] for r in records
             if r["file"] == path and r.get("form") in ("macro", "bare")}
     lines = text.splitlines(keepends=True)
-    heads, changed = [], []
+    heads, changed, comments = [], [], []
     for number, line in enumerate(lines, 1):
         new = line
         m = TEXT_HEAD.match(line)
@@ -175,14 +178,16 @@ def by_text(path, text, table, records, keep):
             if cls in ("atomic", "blocking") and cls != declared:
                 new = TEXT_HEAD.sub(rf"\1{cls.upper()}_NOTIFIER_HEAD(\3);",
                                     line)
-        if (number not in keep and
-                not line.strip().startswith(("*", "/*", "//"))):
+        if number not in keep:
             for pattern, repl in RENAMES:
                 new = pattern.sub(repl, new)
         if new != line:
             lines[number - 1] = new
-            changed.append(number)
-    return "".join(lines), heads, changed
+            if line.strip().startswith(("*", "/*", "//")):
+                comments.append(number)
+            else:
+                changed.append(number)
+    return "".join(lines), heads, changed, comments
 
 
 def retab(old, new):
@@ -313,10 +318,12 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
     bare = {e["chain"] for e in entries if e["declared"] == "bare"}
     skip = {os.path.normpath(p) for p in exclude}
     files = [p for p in candidates(directory, bare) if p not in skip]
+    # spatch does not parse assembly: its calls are renamed by text.
+    sources = [p for p in files if not p.endswith(".S")]
     say(f"==> converting {len(files)} files of {directory} "
         f"({os.cpu_count() if jobs is None else jobs} spatch at once)")
     start = time.monotonic()
-    changed, records, problems = run_spatch(directory, files, table,
+    changed, records, problems = run_spatch(directory, sources, table,
                                             jobs or os.cpu_count() or 1)
     unconverted = sorted({(r["file"], r["line"], r["why"])
                           for r in records if r["kind"] == "unconverted"})
@@ -327,19 +334,21 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
         r["form"] in ("init", "initializer")})
     excluded = {(r["file"], r["line"]) for r in records
                 if r["kind"] == "head" and r["cls"] == "excluded"}
-    by_hand = []
+    by_hand, comments = [], []
     for path in files:
         with open(os.path.join(directory, path), encoding="utf-8",
                   errors="surrogateescape") as f:
             old = f.read()
         keep = {n for f, n in excluded if f == path}
         text = retab(old, changed.get(path, old))
-        heads, lines = [], []
+        heads, lines, notes = [], [], []
         if path not in COMPAT:
             # The compatibility layer's macros name the typed API.
-            text, heads, lines = by_text(path, text, table, records, keep)
+            text, heads, lines, notes = by_text(path, text, table, records,
+                                                keep)
         records += heads
         by_hand += [f"{path}:{n}" for n in lines]
+        comments += [f"{path}:{n}" for n in notes]
         if text != old:
             changed[path] = text
         for line, name in leftovers(path, text):
@@ -366,6 +375,7 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
                                 r["declared"] != r["cls"]),
         "unconverted": [f"{f}:{n}: {why}" for f, n, why in unconverted],
         "converted_by_text": by_hand,
+        "comments_renamed": comments,
         "init_unresolved": unresolved,
         "spatch_problems": problems, "errors": errors,
         "seconds": round(time.monotonic() - start, 1),
@@ -394,6 +404,9 @@ def summary(report):
               for c in report["chains_excluded"]]
     lines += [f"    converted by text, where spatch could not parse: {u}"
               for u in report["converted_by_text"]]
+    if report.get("comments_renamed"):
+        lines.append(f"    {len(report['comments_renamed'])} comment lines "
+                     "now name the new API")
     lines += [f"    not converted: {u}" for u in report["unconverted"]]
     lines += [f"    kind kept: {u}" for u in report["init_unresolved"]]
     lines += [f"    spatch: {p}" for p in report["spatch_problems"]]

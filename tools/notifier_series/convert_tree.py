@@ -11,8 +11,8 @@ from .progress import Error, Step, say
 
 BRANCH = "notifier-series/convert"
 SUBJECT = "treewide: Convert notifier chains to struct notifier_head"
-# Git pathspecs of the C sources where no typed API use may be left.
-SOURCES = ("*.c", "*.h", ":!include/linux/notifier.h")
+# Git pathspecs of the sources where no typed API use may be left.
+SOURCES = ("*.c", "*.h", "*.S", ":!include/linux/notifier.h")
 
 
 def message(kver, report):

@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 
+from . import compiletest
 from .progress import Error, Step, say
 
 PACKAGES = [
@@ -16,6 +17,10 @@ PACKAGES = [
     "coccinelle", "sparse", "python3-yaml", "python3-ply", "python3-git",
     # booting it
     "qemu-system-x86",
+] + [
+    # compile-testing the files of other architectures
+    "gcc-" + prefix[:-1] for prefix in sorted(compiletest.CROSS.values())
+    if prefix
 ]
 
 
