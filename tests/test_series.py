@@ -4,9 +4,11 @@ the classification, the removal of the compatibility block."""
 
 import os
 import re
+import shutil
+import tempfile
 import unittest
 
-from tools.notifier_series import series, split
+from tools.notifier_series import output, series, split
 from tools.notifier_series.classification import Entry
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -109,6 +111,53 @@ class MessageTest(unittest.TestCase):
         self.assertIn("Convert the calls", text)
         self.assertIn("The assembly at arch/arm/kernel/e.S:772 calls", text)
         self.assertNotIn("spatch could not parse", text)
+
+
+class RecordBisectTest(unittest.TestCase):
+    REPORT = {"patches": 2, "patch_ids": ["a", "b"], "applies": True,
+              "checkpatch": {"errors": 0, "warnings": 0, "checks": 0},
+              "checkpatch_errors": 0, "typed_api_left": [],
+              "compile_test": {"compiled": 1, "touched": 1,
+                               "x86_compiled": 1, "x86_touched": 1,
+                               "failed": [], "not_compiled": []},
+              "boot_test": {"outcome": "pass"}, "bisect": {"patches": 2}}
+
+    def setUp(self):
+        self.out = tempfile.mkdtemp(prefix="record-bisect-")
+        self.folder = os.path.join(self.out, "6.1", "series")
+        os.makedirs(self.folder)
+        report = dict(self.REPORT, summary=series.summary_lines(self.REPORT))
+        output.write_json(os.path.join(self.folder, "report.json"), report)
+        with open(os.path.join(self.folder, "0000-cover-letter.patch"), "w",
+                  encoding="utf-8") as f:
+            f.write("".join(f"  - {line}\n" for line in report["summary"]))
+
+    def tearDown(self):
+        shutil.rmtree(self.out)
+
+    def read(self):
+        with open(os.path.join(self.folder, "0000-cover-letter.patch"),
+                  encoding="utf-8") as f:
+            return (output.read_json(os.path.join(self.folder,
+                                                  "report.json")), f.read())
+
+    def test_a_run_of_the_same_patches_is_quoted_in_report_and_cover(self):
+        record = {"when": "2026-12-04 06:00 UTC", "patches": 2, "built": 1,
+                  "failures": [{"patch": 2}], "patch_ids": ["a", "b"]}
+        self.assertTrue(series.record_bisect(self.out, "6.1", record))
+        report, cover = self.read()
+        self.assertEqual(report["bisect"]["built"], 1)
+        self.assertFalse(report["green"])
+        self.assertIn("1/2 patches build, last run 2026-12-04 06:00 UTC",
+                      cover)
+        self.assertNotIn("not run for this series", cover)
+
+    def test_a_run_of_other_patches_changes_nothing(self):
+        before = self.read()
+        record = {"when": "x", "patches": 2, "built": 2, "failures": [],
+                  "patch_ids": ["a", "c"]}
+        self.assertFalse(series.record_bisect(self.out, "6.1", record))
+        self.assertEqual(self.read(), before)
 
 
 class RemovalTest(unittest.TestCase):

@@ -59,4 +59,10 @@ def run(kver, work=None, out=None, jobs=None):
     output.write_json(path, record)
     say(f"bisect: {record['built']}/{record['patches']} patches build "
         f"({record['seconds']:.0f}s); {path}")
+    if series.record_bisect(out, kver, record):
+        say(f"    quoted in {os.path.join(out, kver, 'series')}: "
+            "report.json and the cover letter")
+    else:
+        say("    out/<kver>/series/ is of other patches: the next "
+            f"make series KVER={kver} quotes this run")
     return 0 if not failures else 1

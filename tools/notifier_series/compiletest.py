@@ -136,29 +136,32 @@ def run(kernel_tree, files, build_dir, pristine, log, jobs):
                 continue
             built = build_objects(kernel_tree.path, folder, group, jobs, log,
                                   f"compile-test {arch}", make_arch, cross)
-        failed = [f for f in group if not built[f]]
+        values = kconfig.parse_config(os.path.join(folder, ".config"))
+        failed = []
+        for f in (f for f in group if not built[f]):
+            symbol = kconfig_symbol(kernel_tree.path, f)
+            if symbol and not values.get(symbol):
+                # allmodconfig does not build it: not counted as a file of
+                # this architecture.
+                result["not_compiled"].append({
+                    "file": f, "why": f"needs {symbol}, which {make_arch} "
+                    "allmodconfig leaves unset (a dependency is not met)"})
+                if arch == "x86":
+                    result["x86_touched"] -= 1
+            else:
+                failed.append((f, symbol))
         if failed:
             with Step(f"compiling the {len(failed)} files that failed on the "
                       "pristine tree"):
                 base = f"{build_dir}-{arch}-pristine"
                 ok = configure(pristine, base, log, make_arch, cross)
-                before = (build_objects(pristine, base, failed, jobs, log,
+                before = (build_objects(pristine, base,
+                                        [f for f, _ in failed], jobs, log,
                                         "pristine", make_arch, cross)
                           if ok else {})
-            values = kconfig.parse_config(os.path.join(folder, ".config"))
-            for f in failed:
-                symbol = kconfig_symbol(kernel_tree.path, f)
+            for f, symbol in failed:
                 if before.get(f):
                     result["failed"].append(f)
-                elif symbol and not values.get(symbol):
-                    # allmodconfig does not build it: not counted as a file
-                    # of this architecture.
-                    result["not_compiled"].append({
-                        "file": f, "why": f"needs {symbol}, which "
-                        f"{make_arch} allmodconfig leaves unset (a dependency "
-                        "is not met)"})
-                    if arch == "x86":
-                        result["x86_touched"] -= 1
                 else:
                     result["not_compiled"].append({
                         "file": f, "why": "does not build under allmodconfig "

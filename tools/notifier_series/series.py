@@ -278,8 +278,9 @@ def summary_lines(report):
         "git am on the pristine tree: " + ("applies" if report["applies"]
                                            else "FAILS: "
                                            + report["applies_why"]),
-        f"compile-test (x86_64 allmodconfig, one object per file): "
-        f"{ct['compiled']}/{ct['touched']} touched .c files compiled "
+        f"compile-test (allmodconfig, one object per file, x86_64 and "
+        f"the cross compilers): {ct['compiled']}/{ct['touched']} touched "
+        f".c and .S files compiled "
         f"({ct['x86_compiled']}/{ct['x86_touched']} of x86), "
         f"{len(ct['failed'])} broken, {len(ct['not_compiled'])} not "
         "compiled",
@@ -324,6 +325,33 @@ def last_bisect(out, kver, patch_ids):
     except (OSError, ValueError):
         return {}
     return record if record.get("patch_ids") == patch_ids else {}
+
+
+def record_bisect(out, kver, record):
+    """Puts a bisect record into out/<kver>/series/'s report and cover
+    letter when they are of the same patches; True when it did."""
+    folder = os.path.join(out, kver, "series")
+    path = os.path.join(folder, "report.json")
+    try:
+        report = output.read_json(path)
+    except (OSError, ValueError):
+        return False
+    if report.get("patch_ids") != record["patch_ids"]:
+        return False
+    old = report["summary"]
+    report["bisect"] = record
+    report["summary"] = summary_lines(report)
+    report["green"] = green(report)
+    cover = os.path.join(folder, "0000-cover-letter.patch")
+    with open(cover, encoding="utf-8") as f:
+        text = f.read()
+    for before, after in zip(old, report["summary"]):
+        text = text.replace(f"  - {before}\n", f"  - {after}\n")
+    with open(cover + ".new", "w", encoding="utf-8") as f:
+        f.write(text)
+    output.write_json(path, report)
+    os.replace(cover + ".new", cover)
+    return True
 
 
 def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
@@ -382,6 +410,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
                                   "failed": [], "not_compiled": [],
                                   "skipped": True}
     ids = commit_ids(git, tree.PRISTINE, BRANCH)
+    report["patch_ids"] = ids
     report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
     extra = files[len(patches_of_core(kver)):]
     boottest.run(kver, work, out, timeout, jobs, extra, "series-boot")
