@@ -181,8 +181,9 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
 
 
 def run(kver, work=None, out=None, jobs=None, timeout=1200):
-    """Writes out/<kver>/bench/{new,mainline}/ and returns the benchmark's
-    record for bench.json."""
+    """Writes the consoles of the two kernels to
+    out/<kver>/bench/{new,mainline}/ and returns the benchmark's record
+    for bench.json."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     kernel_tree = tree.prepare(kver, work)
@@ -202,7 +203,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200):
               "qemu": commands, "unit": "ns of guest time per operation; "
               "under icount one instruction is one ns",
               "cases": cases}
-    output.publish(stage, final, "kernel.json", record)
+    # The record itself goes to bench.json, with the toolkit's.
+    output.publish(stage, final)
     for line in table(cases):
         say("  " + line)
     return record

@@ -27,11 +27,12 @@ def write_json(path, data):
     os.replace(path + ".new", path)
 
 
-def publish(new, folder, name, data):
-    """Writes `data` as JSON to <new>/<name>, then replaces `folder` with
-    `new`."""
-    with open(os.path.join(new, name), "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
-        f.write("\n")
+def publish(new, folder, name=None, data=None):
+    """Writes `data` as JSON to <new>/<name>, when named, then replaces
+    `folder` with `new`."""
+    if name:
+        with open(os.path.join(new, name), "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(new, folder)
