@@ -42,3 +42,81 @@ class KconfigSymbolTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ElsewhereTest(unittest.TestCase):
+    """Which architecture compiles which file, with the compilers and
+    make faked: a file is built where its symbol is set, unless the
+    series breaks it there."""
+    CONFIGS = {"x86_64": {"CONFIG_X86": "y"},
+               "arm64": {"CONFIG_ARM64": "y"},
+               "s390": {"CONFIG_S390": "y", "CONFIG_TN3215": "y",
+                        "CONFIG_BROKEN_HERE": "y"}}
+    MAKEFILE = ("obj-$(CONFIG_TN3215) += con3215.o\n"
+                "obj-$(CONFIG_BROKEN_HERE) += broken.o\n"
+                "obj-$(CONFIG_NOWHERE) += nowhere.o\n"
+                "obj-y += plain.o\n")
+
+    def setUp(self):
+        import shutil
+        from unittest import mock
+        self.tmp = tempfile.mkdtemp(prefix="compiletest-")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        for tree in ("series", "pristine"):
+            folder = os.path.join(self.tmp, tree, "drivers", "s390", "char")
+            os.makedirs(folder)
+            with open(os.path.join(folder, "Makefile"), "w",
+                      encoding="utf-8") as f:
+                f.write(self.MAKEFILE)
+
+        def configure(kernel_path, build_dir, log, arch="x86_64",
+                      cross=None):
+            os.makedirs(build_dir, exist_ok=True)
+            with open(os.path.join(build_dir, ".config"), "w",
+                      encoding="utf-8") as f:
+                f.write("".join(f"{k}={v}\n"
+                                for k, v in self.CONFIGS[arch].items()))
+            return True
+
+        def build_objects(kernel_path, build_dir, files, jobs, log, label,
+                          arch="x86_64", cross=None):
+            values = self.CONFIGS[arch]
+            series = "pristine" not in kernel_path
+            return {f: (compiletest.kconfig_symbol(kernel_path, f) in values
+                        or f.endswith("plain.c")) and
+                    not (series and f.endswith("broken.c"))
+                    for f in files}
+
+        compilers = {"x86", "arm64", "s390"}
+        for name, fake in (("configure", configure),
+                           ("build_objects", build_objects),
+                           ("toolchain", lambda arch: (
+                               ("x86_64" if arch == "x86" else arch), None)
+                               if arch in compilers else None)):
+            patcher = mock.patch.object(compiletest, name, fake)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+
+    def test_files_x86_leaves_out_compile_where_their_symbol_is_set(self):
+        class Tree:
+            path = os.path.join(self.tmp, "series")
+        files = [f"drivers/s390/char/{n}.c"
+                 for n in ("con3215", "broken", "nowhere", "plain")]
+        result = compiletest.run(Tree, files + ["arch/xtensa/x.c"],
+                                 os.path.join(self.tmp, "build"),
+                                 os.path.join(self.tmp, "pristine"),
+                                 os.path.join(self.tmp, "log"), 1)
+        self.assertEqual(result["compiled_on"],
+                         {"drivers/s390/char/con3215.c": "s390"})
+        self.assertEqual(result["failed"], ["drivers/s390/char/broken.c"])
+        self.assertEqual((result["compiled"], result["touched"]), (2, 5))
+        # plain.c is x86's; the others need what x86_64 leaves unset.
+        self.assertEqual((result["x86_compiled"], result["x86_touched"]),
+                         (1, 1))
+        why = {n["file"]: n["why"] for n in result["not_compiled"]}
+        self.assertEqual(sorted(why), ["arch/xtensa/x.c",
+                                       "drivers/s390/char/nowhere.c"])
+        self.assertIn("needs CONFIG_NOWHERE, which x86_64", why[
+            "drivers/s390/char/nowhere.c"])
+        self.assertIn("no cross compiler for arch/xtensa",
+                      why["arch/xtensa/x.c"])

@@ -1,10 +1,12 @@
-"""Compile-test of the files a series touches: every touched .c file that
-x86_64 can build is compiled, one object each, under allmodconfig, so
-that the config enables it; files of other architectures are compiled
-with a Debian cross compiler when one is installed, and listed as not
-compiled otherwise.  A file that fails is compiled on the pristine tree
-too: failing there as well, it is listed as not compilable, not as a
-failure of the series."""
+"""Compile-test of the files a series touches: every touched .c and .S
+file that x86_64 can build is compiled, one object each, under
+allmodconfig, so that the config enables it; files of other
+architectures are compiled with a Debian cross compiler when one is
+installed, and listed as not compiled otherwise, and so are the files
+outside arch/ that x86_64 allmodconfig leaves out, on the first
+architecture whose allmodconfig builds them.  A file that fails is
+compiled on the pristine tree too: failing there as well, it is listed
+as not compilable, not as a failure of the series."""
 
 import os
 import re
@@ -27,6 +29,12 @@ CROSS = {"alpha": "alpha-linux-gnu-", "arm": "arm-linux-gnueabi-",
          "parisc": "hppa-linux-gnu-", "powerpc": "powerpc64le-linux-gnu-",
          "riscv": "riscv64-linux-gnu-", "s390": "s390x-linux-gnu-",
          "sh": "sh4-linux-gnu-", "sparc": "sparc64-linux-gnu-", "um": ""}
+
+# Where a file outside arch/ that x86_64 allmodconfig leaves out is tried,
+# in this order: the architectures with the most drivers first; alpha
+# last, as its allmodconfig does not build on 6.1.
+ELSEWHERE = ("arm64", "powerpc", "s390", "riscv", "arm", "mips", "sparc",
+             "parisc", "sh", "alpha")
 
 
 def ccache(cross):
@@ -106,72 +114,134 @@ def kconfig_symbol(kernel_path, source):
     return None
 
 
-def run(kernel_tree, files, build_dir, pristine, log, jobs):
-    """{"compiled": N, "touched": N, "x86_compiled": N, "x86_touched": N,
-    "failed": [...], "not_compiled": [{"file", "why"}]}."""
-    sources = sorted(f for f in files if f.endswith((".c", ".S")))
-    by_arch = {}
-    for f in sources:
-        by_arch.setdefault(arch_of(f), []).append(f)
-    result = {"compiled": 0, "touched": len(sources), "failed": [],
-              "not_compiled": [], "x86_touched": len(by_arch.get("x86", [])),
-              "x86_compiled": 0, "log": log}
-    for arch, group in sorted(by_arch.items()):
-        if arch == "x86":
-            make_arch, cross = "x86_64", None
-        elif arch in CROSS and shutil.which(CROSS[arch] + "gcc"):
-            make_arch, cross = arch, CROSS[arch] or None
-        else:
-            why = (f"no cross compiler for arch/{arch} is installed"
-                   + (f" ({CROSS[arch]}gcc)" if arch in CROSS else ""))
-            result["not_compiled"] += [{"file": f, "why": why} for f in group]
-            continue
-        folder = f"{build_dir}-{arch}"
-        with Step(f"compile-test: {len(group)} files of {arch} under "
+def toolchain(arch):
+    """(make's ARCH, CROSS_COMPILE) that build `arch`, or None when no
+    compiler for it is installed."""
+    if arch == "x86":
+        return "x86_64", None
+    if arch in CROSS and shutil.which(CROSS[arch] + "gcc"):
+        return arch, CROSS[arch] or None
+    return None
+
+
+class CompileTest:
+    """The compile-test of one series: a build folder per architecture,
+    configured once, and the result."""
+
+    def __init__(self, kernel_tree, build_dir, pristine, log, jobs):
+        self.tree, self.build_dir, self.pristine = (kernel_tree.path,
+                                                    build_dir, pristine)
+        self.log, self.jobs = log, jobs
+        self.configs = {}
+        self.result = {"compiled": 0, "touched": 0, "failed": [],
+                       "not_compiled": [], "x86_touched": 0,
+                       "x86_compiled": 0, "compiled_on": {}, "log": log}
+
+    def config(self, arch):
+        """The .config values of `arch`'s allmodconfig, None when it
+        failed."""
+        if arch not in self.configs:
+            make_arch, cross = toolchain(arch)
+            folder = f"{self.build_dir}-{arch}"
+            ok = configure(self.tree, folder, self.log, make_arch, cross)
+            self.configs[arch] = (kconfig.parse_config(
+                os.path.join(folder, ".config")) if ok else None)
+        return self.configs[arch]
+
+    def compile(self, arch, group):
+        """Compiles `group` on `arch`; returns the files compiled and
+        {file: (why not, Kconfig symbol left unset or None)} of the
+        rest.  A file the series breaks goes to result["failed"]."""
+        make_arch, cross = toolchain(arch)
+        with Step(f"compile-test: {len(group)} files on {arch} under "
                   "allmodconfig"):
-            if not configure(kernel_tree.path, folder, log, make_arch, cross):
-                result["not_compiled"] += [
-                    {"file": f, "why": f"allmodconfig failed for {arch}"}
-                    for f in group]
-                continue
-            built = build_objects(kernel_tree.path, folder, group, jobs, log,
+            values = self.config(arch)
+            if values is None:
+                return [], {f: (f"allmodconfig failed for {arch}", None)
+                            for f in group}
+            built = build_objects(self.tree, f"{self.build_dir}-{arch}",
+                                  group, self.jobs, self.log,
                                   f"compile-test {arch}", make_arch, cross)
-        values = kconfig.parse_config(os.path.join(folder, ".config"))
-        failed = []
+        left, failed = {}, []
         for f in (f for f in group if not built[f]):
-            symbol = kconfig_symbol(kernel_tree.path, f)
+            symbol = kconfig_symbol(self.tree, f)
             if symbol and not values.get(symbol):
-                # allmodconfig does not build it: not counted as a file of
-                # this architecture.
-                result["not_compiled"].append({
-                    "file": f, "why": f"needs {symbol}, which {make_arch} "
-                    "allmodconfig leaves unset (a dependency is not met)"})
-                if arch == "x86":
-                    result["x86_touched"] -= 1
+                left[f] = (f"needs {symbol}, which {make_arch} allmodconfig "
+                           "leaves unset (a dependency is not met)", symbol)
             else:
                 failed.append((f, symbol))
         if failed:
             with Step(f"compiling the {len(failed)} files that failed on the "
                       "pristine tree"):
-                base = f"{build_dir}-{arch}-pristine"
-                ok = configure(pristine, base, log, make_arch, cross)
-                before = (build_objects(pristine, base,
-                                        [f for f, _ in failed], jobs, log,
-                                        "pristine", make_arch, cross)
-                          if ok else {})
+                base = f"{self.build_dir}-{arch}-pristine"
+                ok = configure(self.pristine, base, self.log, make_arch,
+                               cross)
+                before = (build_objects(self.pristine, base,
+                                        [f for f, _ in failed], self.jobs,
+                                        self.log, "pristine", make_arch,
+                                        cross) if ok else {})
             for f, symbol in failed:
                 if before.get(f):
-                    result["failed"].append(f)
+                    self.result["failed"].append(f)
                 else:
-                    result["not_compiled"].append({
-                        "file": f, "why": "does not build under allmodconfig "
-                        "on the pristine tree either"
-                        + (f" ({symbol}={values.get(symbol)})" if symbol
-                           else "")})
-        done = sum(1 for f in group if built[f])
-        result["compiled"] += done
+                    left[f] = ("does not build under allmodconfig on the "
+                               "pristine tree either"
+                               + (f" ({symbol}={values.get(symbol)})"
+                                  if symbol else ""), None)
+        return [f for f in group if built[f]], left
+
+
+def run(kernel_tree, files, build_dir, pristine, log, jobs):
+    """{"compiled": N, "touched": N, "x86_compiled": N, "x86_touched": N,
+    "failed": [...], "not_compiled": [{"file", "why"}], "compiled_on":
+    {file: arch}}: each file on its own architecture, x86 for those
+    outside arch/; one that x86_64 allmodconfig leaves out on the first
+    other architecture whose allmodconfig builds it."""
+    sources = sorted(f for f in files if f.endswith((".c", ".S")))
+    by_arch = {}
+    for f in sources:
+        by_arch.setdefault(arch_of(f), []).append(f)
+    test = CompileTest(kernel_tree, build_dir, pristine, log, jobs)
+    result = test.result
+    result["touched"] = len(sources)
+    result["x86_touched"] = len(by_arch.get("x86", []))
+    not_compiled = {}
+    elsewhere = {}          # x86's files whose symbol x86_64 leaves unset
+    for arch, group in sorted(by_arch.items()):
+        if toolchain(arch) is None:
+            not_compiled.update(
+                (f, f"no cross compiler for arch/{arch} is installed"
+                 + (f" ({CROSS[arch]}gcc)" if arch in CROSS else ""))
+                for f in group)
+            continue
+        done, left = test.compile(arch, group)
+        result["compiled"] += len(done)
         if arch == "x86":
-            result["x86_compiled"] = done
+            result["x86_compiled"] = len(done)
+        for f, (why, symbol) in left.items():
+            not_compiled[f] = why
+            if arch == "x86" and symbol:
+                # Not counted as a file of x86: tried elsewhere.
+                result["x86_touched"] -= 1
+                elsewhere[f] = symbol
+    for arch in (a for a in ELSEWHERE if toolchain(a)):
+        values = test.config(arch) if elsewhere else None
+        here = [f for f, symbol in sorted(elsewhere.items())
+                if values and values.get(symbol)]
+        if not here:
+            continue
+        done, left = test.compile(arch, here)
+        result["compiled"] += len(done)
+        for f in here:
+            if f in left:
+                not_compiled[f] += f"; on {arch}: {left[f][0]}"
+            else:       # compiled, or broken by the series
+                del not_compiled[f]
+                if f in done:
+                    result["compiled_on"][f] = arch
+            del elsewhere[f]
+    result["not_compiled"] = [{"file": f, "why": why}
+                              for f, why in sorted(not_compiled.items())]
     say(f"    compile-test: {result['compiled']}/{result['touched']} touched "
         f"files compiled, {len(result['failed'])} broken by the series")
     return result
