@@ -27,6 +27,8 @@ TYPED = re.compile(r"\b((atomic|blocking)_notifier_("
                    r"chain_register|chain_unregister|call_chain_robust|"
                    r"call_chain_is_empty|call_chain|head)|"
                    r"(ATOMIC|BLOCKING)_NOTIFIER_INIT)\b")
+# How a line of a comment starts, once stripped.
+COMMENT = ("*", "/*", "//")
 # Where the typed API is defined, as a compatibility layer.
 COMPAT = ("include/linux/notifier.h",)
 TIMEOUT = 300          # seconds spatch may spend on one file
@@ -183,7 +185,7 @@ def by_text(path, text, table, records, keep):
                 new = pattern.sub(repl, new)
         if new != line:
             lines[number - 1] = new
-            if line.strip().startswith(("*", "/*", "//")):
+            if line.strip().startswith(COMMENT):
                 comments.append(number)
             else:
                 changed.append(number)
@@ -218,7 +220,7 @@ def leftovers(path, text):
     found = []
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
-        if stripped.startswith(("*", "/*", "//")):
+        if stripped.startswith(COMMENT):
             continue
         for m in TYPED.finditer(line):
             found.append((number, m.group(1)))

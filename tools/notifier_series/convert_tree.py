@@ -36,7 +36,7 @@ def typed_uses(path, sources=SOURCES):
     found = []
     for line in proc.stdout.splitlines():
         text = line.split(":", 2)[2].strip()
-        if not text.startswith(("*", "/*", "//")):
+        if not text.startswith(convert.COMMENT):
             found.append(line)
     return found
 

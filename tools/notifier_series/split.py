@@ -7,7 +7,7 @@ import os
 import re
 from collections import defaultdict
 
-from . import maintainers
+from . import convert, maintainers
 
 # Directory names that say nothing about the subsystem in a subject.
 GENERIC = {"kernel", "include", "linux", "asm", "cpu", "platforms",
@@ -128,7 +128,7 @@ def message(subject_prefix, section, files, diff, entries, kver,
     changed = [line[1:].strip() for line in diff.splitlines()
                if line.startswith(("+", "-")) and
                not line.startswith(("+++", "---"))]
-    if not any(c and not c.startswith(("*", "/*", "//")) for c in changed):
+    if not any(c and not c.startswith(convert.COMMENT) for c in changed):
         lines += wrap("Make the comments that name the typed chain API name "
                       "notifier_chain_register() and friends, which replace "
                       "it, so that they still name functions that exist.")
