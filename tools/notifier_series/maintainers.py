@@ -57,7 +57,8 @@ def to_regex(pattern, is_dir=lambda p: False):
 
 
 def compile_entries(entries, is_dir=lambda p: False):
-    """[(letter, pattern, compiled regex)] of a section's F:, X:, N:."""
+    """[(letter, pattern, regex, compiled regex)] of a section's F:, X:
+    and N: entries."""
     out = []
     for letter, value in entries:
         if letter in "FX":
@@ -113,10 +114,8 @@ def owner(path, sections, claimed, order, is_dir=lambda p: False):
             ranked.append((d, literal_length(pattern), title, entries))
     if not ranked:
         return REST
-    top = max(d for d, *_ in ranked)
-    ranked = [r for r in ranked if r[0] == top]
-    longest = max(r[1] for r in ranked)
-    ranked = [r for r in ranked if r[1] == longest]
+    best = max(r[:2] for r in ranked)
+    ranked = [r for r in ranked if r[:2] == best]
     if len(ranked) == 1:
         return ranked[0][2]
     return min(ranked, key=lambda r: (claimed(r[2], r[3]),
