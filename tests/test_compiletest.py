@@ -40,10 +40,6 @@ class KconfigSymbolTest(unittest.TestCase):
                     compiletest.kconfig_symbol(self.tree, path), symbol)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class ElsewhereTest(unittest.TestCase):
     """Which architecture compiles which file, with the compilers and
     make faked: a file is built where its symbol is set, unless the
@@ -120,3 +116,40 @@ class ElsewhereTest(unittest.TestCase):
             "drivers/s390/char/nowhere.c"])
         self.assertIn("no cross compiler for arch/xtensa",
                       why["arch/xtensa/x.c"])
+
+
+class RaceTest(unittest.TestCase):
+    """An object that parallel jobs failed to build (um compiles each
+    single target twice, and -j2 races) is built again by one job, and
+    is not reported as broken."""
+
+    def test_object_lost_to_a_race_is_built_again_by_one_job(self):
+        import shutil
+        from unittest import mock
+        build = tempfile.mkdtemp(prefix="compiletest-")
+        self.addCleanup(shutil.rmtree, build)
+        calls = []
+
+        def make(cmd, log, label):
+            jobs = next(a for a in cmd if a.startswith("-j"))
+            calls.append(jobs)
+            for target in (a for a in cmd if a.endswith(".o")):
+                if jobs != "-j1" and target.endswith("raced.o"):
+                    continue        # fixdep found no .d: the job lost
+                os.makedirs(os.path.join(build, os.path.dirname(target)),
+                            exist_ok=True)
+                open(os.path.join(build, target), "w",
+                     encoding="utf-8").close()
+            return 0
+
+        with mock.patch.object(compiletest, "run_logged", make):
+            built = compiletest.build_objects(
+                "/tree", build, ["arch/um/a/raced.c", "arch/um/b/fine.c"],
+                2, "log", "compile-test um", "um")
+        self.assertEqual(built, {"arch/um/a/raced.c": True,
+                                 "arch/um/b/fine.c": True})
+        self.assertEqual(calls, ["-j2", "-j1"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -404,6 +404,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
             os.path.join(os.path.dirname(git), f"build-{kver}-allmod"),
             classify.pristine_checkout(kernel_tree),
             os.path.join(stage, "compile-test.log"), jobs)
+        report["compile_test"]["log"] = "compile-test.log"  # next to this
     else:
         report["compile_test"] = {"compiled": 0, "touched": 0,
                                   "x86_compiled": 0, "x86_touched": 0,
