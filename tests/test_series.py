@@ -159,6 +159,13 @@ class RecordBisectTest(unittest.TestCase):
         self.assertFalse(series.record_bisect(self.out, "6.1", record))
         self.assertEqual(self.read(), before)
 
+    def test_patches_not_built_again_are_counted(self):
+        record = {"when": "x", "patches": 2, "built": 2, "failures": [],
+                  "unchanged": [2], "patch_ids": ["a", "b"]}
+        self.assertTrue(series.record_bisect(self.out, "6.1", record))
+        self.assertIn("2/2 patches build (1 built, the other 1 change no "
+                      "file the build reads), last run x", self.read()[1])
+
 
 class RemovalTest(unittest.TestCase):
     def test_the_core_patch_compatibility_block_is_found_and_removed(self):

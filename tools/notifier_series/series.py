@@ -300,8 +300,12 @@ def summary_lines(report):
            f"{len(report['since']['changed_class'])} changed class"]
           if report.get("since") else []),
         "bisectability (the boot-test config built after every patch): "
-        + (f"{bisect['built']}/{bisect['patches']} patches build, "
-           f"last run {bisect['when']}" if bisect.get("when")
+        + (f"{bisect['built']}/{bisect['patches']} patches build"
+           + (f" ({bisect['patches'] - len(bisect['unchanged'])} built, "
+              f"the other {len(bisect['unchanged'])} change no file the "
+              "build reads)"
+              if bisect.get("unchanged") else "")
+           + f", last run {bisect['when']}" if bisect.get("when")
            else "not run for this series (make bisect KVER=...)"),
     ]
 
