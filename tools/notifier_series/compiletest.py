@@ -68,8 +68,8 @@ def build_objects(kernel_path, build_dir, files, jobs, log, label,
                   arch="x86_64", cross=None):
     """{file: True when its object was built now}.  The objects that
     parallel jobs did not build are built again by one job: for single
-    targets Kbuild may descend twice into one folder (um does), and two
-    jobs then race to write the same object."""
+    targets Kbuild may reach one folder twice (um does), and two jobs
+    then race to write the same object."""
     objects = [f[:-2] + ".o" for f in files]
     start = time.time()
     args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross else [])
