@@ -2,6 +2,7 @@
 # tree, `make check` runs every test.  Both install what they need.
 
 KVER ?= 6.1
+ARCH ?= x86_64
 PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
@@ -17,7 +18,7 @@ prepare: deps
 	$(NS) prepare $(KVER)
 
 boot-test: deps
-	$(NS) boot-test $(KVER)
+	$(NS) boot-test $(KVER) --arch $(ARCH)
 
 classify: deps
 	$(NS) classify $(KVER)

@@ -6,14 +6,15 @@ from tests import tools_path  # noqa: F401
 from notifier_series import boottest, ktap
 
 PASS = {"notifier.priority_order_test.atomic": "PASS",
-        "notifier.robust_atomic_test": "PASS"}
+        "notifier.robust_atomic_test": "PASS",
+        "notifier_torture.notifier_torture_test.atomic": "PASS"}
 
 
 def result(**changes):
     r = {"timed_out": False, "timeout": 600, "splats": [],
          "expected_warnings": [{"line": 3, "text": "already registered",
                                 "seen": 1}],
-         "kunit": {"passed": 2, "failed": 0, "skipped": 0, "total": 2,
+         "kunit": {"passed": 3, "failed": 0, "skipped": 0, "total": 3,
                    "tests": dict(PASS), "parser_ok": True}}
     r.update(changes)
     return r
@@ -72,11 +73,17 @@ class VerdictTest(unittest.TestCase):
 
 class AppendTest(unittest.TestCase):
     def test_zero_seconds_starts_no_torture_thread(self):
-        self.assertNotIn("nwriters", boottest.append(5))
+        loud = boottest.append(5).split()
+        self.assertIn("notifier_torture.duration=5", loud)
+        self.assertIn(f"notifier_torture.onoff_interval={boottest.ONOFF_MS}",
+                      loud)
         quiet = boottest.append(0).split()
-        for param in ("duration=0", "nwriters=0", "nreaders=0",
-                      "irq_readers=0"):
-            self.assertIn("notifier_torture." + param, quiet)
+        self.assertIn("notifier_torture.duration=0", quiet)
+        self.assertFalse([p for p in quiet if "onoff" in p])
+
+    def test_a_hang_ends_the_boot(self):
+        self.assertIn("softlockup_panic=1", boottest.append().split())
+        self.assertIn("panic=-1", boottest.append().split())
 
 
 class KtapTest(unittest.TestCase):

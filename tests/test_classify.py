@@ -8,7 +8,8 @@ import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
-from notifier_series import chains, classification, classify, evidence
+from notifier_series import (chains, classification, classify, evidence,
+                             gate)
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "evidence")
 CORE, USERS = "drivers/demo/core.c", "drivers/demo/users.c"
@@ -143,7 +144,10 @@ class EvidenceTest(unittest.TestCase):
                  "files": self.found["files"], "wrappers": 2,
                  "evidence_seconds": 0, "not_followed": {},
                  "spatch_problems": []}
-        report = classify.audit(self.tree, entries, facts, [])
+        found = classify.violations_of(self.tree, entries)
+        items, unused = gate.judge(found, found, entries, [])
+        self.assertEqual(unused, [])
+        report = classify.audit(self.tree, entries, facts, [], items)
         self.assertEqual(report["chains"], 10)
         self.assertEqual(report["agreement"],
                          {"agree": 2, "disagree": 2, "no_evidence": 5})

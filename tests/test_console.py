@@ -21,10 +21,13 @@ def unexpected(lines):
 class ScanTest(unittest.TestCase):
     def test_clean_kunit_run_with_expected_warnings(self):
         splats, brackets = console.scan(read("kunit-pass.log"))
-        self.assertEqual(len(splats), 3)
+        self.assertEqual(len(splats), 5)
         self.assertTrue(all(s["expected"] for s in splats))
-        self.assertEqual([b["seen"] for b in brackets], [1, 1, 1])
+        self.assertEqual([b["seen"] for b in brackets], [1, 1, 1, 1, 1])
         self.assertEqual(brackets[0]["text"], "already registered")
+        # DEBUG_ATOMIC_SLEEP's report is a BUG, expected like a WARNING.
+        self.assertEqual(splats[-1]["kind"], "BUG")
+        self.assertIn("sleeping function called", splats[-1]["text"])
 
     def test_each_kind_of_report_counts_once(self):
         splats = unexpected(read("splats.log"))

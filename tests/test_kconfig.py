@@ -7,7 +7,7 @@ import unittest
 
 from tests import tools_path  # noqa: F401
 from notifier_series import kconfig
-from notifier_series.boottest import FRAGMENT
+from notifier_series.arches import ARCHES, COMMON_FRAGMENT
 from notifier_series.progress import Error
 
 
@@ -51,13 +51,16 @@ class KconfigTest(unittest.TestCase):
         self.assertRegex(problems[2], r"f\.config:4: CONFIG_D=4 requested, "
                          r"\.config has CONFIG_D=2")
 
-    def test_boot_test_fragment_parses(self):
-        symbols = [s for _, s, _ in kconfig.parse_fragment(FRAGMENT)]
+    def test_boot_test_fragments_parse(self):
+        symbols = [s for _, s, _ in kconfig.parse_fragment(COMMON_FRAGMENT)]
         for needed in ("CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
                        "CONFIG_PROVE_RCU", "CONFIG_DEBUG_ATOMIC_SLEEP",
                        "CONFIG_DEBUG_NOTIFIERS", "CONFIG_SMP",
-                       "CONFIG_NOTIFIER_KUNIT_TEST"):
+                       "CONFIG_NOTIFIER_KUNIT_TEST",
+                       "CONFIG_NOTIFIER_TORTURE_TEST", "CONFIG_HOTPLUG_CPU"):
             self.assertIn(needed, symbols)
+        for arch in ARCHES.values():
+            self.assertTrue(kconfig.parse_fragment(arch.fragment), arch.name)
 
 
 if __name__ == "__main__":

@@ -120,7 +120,9 @@ class RecordBisectTest(unittest.TestCase):
               "compile_test": {"compiled": 1, "touched": 1,
                                "x86_compiled": 1, "x86_touched": 1,
                                "failed": [], "not_compiled": []},
-              "boot_test": {"outcome": "pass"}, "bisect": {"patches": 2}}
+              "boot_test": {"outcome": "pass"}, "bisect": {"patches": 2},
+              "violations": {"found": 1, "fixed": 1, "waived": 0,
+                             "open": 0, "items": []}}
 
     def setUp(self):
         self.out = tempfile.mkdtemp(prefix="record-bisect-")
@@ -184,6 +186,15 @@ class RemovalTest(unittest.TestCase):
                 self.assertIn("int notifier_chain_register(", new)
                 self.assertFalse(re.search(r"#define\s+\w*notifier_head\s",
                                            new))
+
+
+class GreenTest(unittest.TestCase):
+    def test_an_open_violation_is_not_green(self):
+        report = dict(RecordBisectTest.REPORT)
+        self.assertTrue(series.green(report))
+        report["violations"] = dict(report["violations"], open=1)
+        self.assertFalse(series.green(report))
+        self.assertIn("1 open", series.summary_lines(report)[0])
 
 
 if __name__ == "__main__":

@@ -22,8 +22,10 @@ def boot_result(name, types):
     return {"timed_out": False, "timeout": 600, "splats": splats,
             "expected_warnings": brackets,
             "torture": torture.parse(text), "torture_types": list(types),
-            "kunit": {"passed": 1, "failed": 0, "skipped": 0, "total": 1,
-                      "tests": {"notifier.x": "PASS"}, "parser_ok": True}}
+            "kunit": {"passed": 2, "failed": 0, "skipped": 0, "total": 2,
+                      "tests": {"notifier.x": "PASS",
+                                "notifier_torture.notifier_torture_test."
+                                "atomic": "PASS"}, "parser_ok": True}}
 
 
 class ParseTest(unittest.TestCase):
@@ -33,11 +35,11 @@ class ParseTest(unittest.TestCase):
         atomic = runs["atomic"]
         self.assertEqual(atomic["verdict"], "SUCCESS")
         self.assertEqual(atomic["failures"], 0)
-        self.assertEqual(atomic["registers"], 1171)
-        self.assertEqual(atomic["operations"], 1171 + 1171 + 843190)
+        self.assertEqual(atomic["registers"], 7002)
+        self.assertEqual(atomic["operations"], 7002 + 7002 + 1148950)
         self.assertEqual(atomic["per_second"]["calls"],
-                         round(843190 / 5.448))
-        self.assertEqual(atomic["walks_hardirq"], 2506)
+                         round(1148950 / 5.112))
+        self.assertEqual(atomic["walks_hardirq"], 2535)
         self.assertEqual(torture.problems(runs, ["atomic", "blocking"]), [])
 
     def test_a_type_that_never_ran_is_a_problem(self):

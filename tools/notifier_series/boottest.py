@@ -7,31 +7,37 @@ import re
 import shutil
 import time
 
-from . import (checkpatch, console, kconfig, ktap, output, patches, qemu,
-               torture, tree)
+from . import (arches, checkpatch, console, kconfig, ktap, output, patches,
+               qemu, torture, tree)
 from .progress import Error, Step, run_logged, say, tail
 
-FRAGMENT = os.path.join(tree.REPO, "tools", "boot-test.config")
-SUITES = ("notifier",)
+SUITES = ("notifier", "notifier_torture")
 # Files whose __rcu annotations sparse must accept without a warning.
 SPARSE_FILES = ("kernel/notifier.o", "kernel/notifier_kunit.o",
                 "kernel/notifier_torture.o")
-APPEND = "console=ttyS0 kunit_shutdown=reboot panic=-1 notifier_kunit_early"
+# A hang (a chain turned into a cycle spins a CPU) is a soft lockup report
+# within 20 s, and the panic that follows ends the boot.
+APPEND = ("kunit_shutdown=reboot panic=-1 softlockup_panic=1 "
+          "notifier_kunit_early")
 # The torture test (CONFIG_NOTIFIER_TORTURE_TEST) runs these chain types in
 # turn at boot, for TORTURE_SECONDS each unless told otherwise.
 TORTURE_TYPES = ("atomic", "blocking")
 TORTURE_SECONDS = 5
+# Milliseconds between the torture's CPU hotplug operations.
+ONOFF_MS = 200
 
 
-def append(torture_seconds=TORTURE_SECONDS, torture_types=TORTURE_TYPES):
+def append(torture_seconds=TORTURE_SECONDS, torture_types=TORTURE_TYPES,
+           arch=None):
     """The kernel command line of a boot test.  With torture_seconds 0 the
-    torture test starts no thread: a kernel with a broken chain (a mutant)
-    then lives on to run its KUnit tests."""
-    line = (f"{APPEND} notifier_torture.duration={torture_seconds} "
+    torture's KUnit cases skip without starting a thread: a kernel with a
+    broken chain (a mutant) then lives on to run its other KUnit tests."""
+    arch = arch or arches.get(arches.DEFAULT)
+    line = (f"console={arch.console} {APPEND} "
+            f"notifier_torture.duration={torture_seconds} "
             f"notifier_torture.torture_type={','.join(torture_types)}")
-    if not torture_seconds:
-        line += (" notifier_torture.nwriters=0 notifier_torture.nreaders=0"
-                 " notifier_torture.irq_readers=0")
+    if torture_seconds:
+        line += f" notifier_torture.onoff_interval={ONOFF_MS}"
     return line
 
 # Exit status of each outcome; when several apply, the highest wins.
@@ -39,37 +45,33 @@ OUTCOMES = {"pass": 0, "test-failure": 1, "splat": 2, "timeout": 3,
             "harness-error": 4}
 
 
-def make_args():
-    args = ["ARCH=x86_64"]
-    if shutil.which("ccache"):
-        args.append("CC=ccache gcc")
-    return args
-
-
 def build(kernel_tree, build_dir, log_path, jobs, declared_only=False,
-          fragment=FRAGMENT):
-    """Configures and builds bzImage in `build_dir` from tinyconfig and
-    `fragment`; returns its path.  declared_only: see
+          fragments=None, arch=None):
+    """Configures and builds the kernel of `arch` in `build_dir` from
+    tinyconfig and `fragments` (default: the boot test's for `arch`);
+    returns the image's path.  declared_only: see
     kconfig.make_config()."""
-    args = make_args()
+    arch = arch or arches.get(arches.DEFAULT)
+    args = arch.make_args()
     with open(log_path, "w", encoding="utf-8") as log:
-        kconfig.make_config(kernel_tree.path, build_dir, [fragment], args,
-                            log, declared_only)
+        kconfig.make_config(kernel_tree.path, build_dir,
+                            fragments or arch.fragments, args, log,
+                            declared_only)
     cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", f"-j{jobs}"]
-           + args + ["bzImage"])
+           + args + [arch.target])
     rc = run_logged(cmd, log_path, "building",
                     count=("files compiled",
                            lambda line: line.lstrip().startswith("CC ")))
     if rc != 0:
         raise Error(f"the kernel build failed; the end of {log_path}:\n"
                     + tail(log_path))
-    return os.path.join(build_dir, "arch/x86/boot/bzImage")
+    return os.path.join(build_dir, arch.image)
 
 
-def sparse(kernel_tree, build_dir, log_path):
+def sparse(kernel_tree, build_dir, log_path, arch):
     """Runs sparse (make C=2) on SPARSE_FILES; returns its warnings."""
     cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", "C=2"]
-           + make_args() + list(SPARSE_FILES))
+           + arch.make_args() + list(SPARSE_FILES))
     if run_logged(cmd, log_path, "sparse") != 0:
         raise Error(f"make C=2 failed; the end of {log_path}:\n"
                     + tail(log_path))
@@ -100,7 +102,8 @@ def verdict(result):
         worse("harness-error", f"QEMU exited with status "
               f"{result['qemu_status']} (console.log)")
     if result["timed_out"]:
-        worse("timeout", f"QEMU still ran after {result['timeout']}s")
+        worse("timeout", result.get("killed") or
+              f"QEMU still ran after {result['timeout']}s")
     for s in result["splats"]:
         if not s["expected"]:
             worse("splat", f"console.log:{s['line']}: {s['text']}")
@@ -131,29 +134,33 @@ def _print_line(line):
 
 def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         name="boot", torture_seconds=TORTURE_SECONDS,
-        torture_types=TORTURE_TYPES):
-    """Builds and boots the tree of `kver` with its core patches and the
-    `extra` ones; writes out/<kver>/<name>/{console.log,build.log,config,
-    kunit.json,kunit.txt,result.json} and returns the outcome's exit
-    status.  The torture test runs `torture_types` for `torture_seconds`
-    each."""
+        torture_types=TORTURE_TYPES, arch=None, core=None, branch=None):
+    """Builds and boots the tree of `kver` with its core patches (or the
+    `core` ones, on `branch`) and the `extra` ones, for `arch`; writes
+    out/<kver>/<name>[-<arch>]/{console.log,build.log,config,kunit.json,
+    kunit.txt,result.json} and returns the result.  The torture test runs
+    `torture_types` for `torture_seconds` each."""
+    arch = arches.get(arch or arches.DEFAULT)
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     kernel_tree = tree.prepare(kver, work)
-    core = patches.core_patches(kver)
-    head = patches.apply(kernel_tree, core)
+    core = core or patches.core_patches(kver)
+    branch = branch or patches.CORE_BRANCH
+    head = patches.apply(kernel_tree, core, branch)
     if extra:
         # On top of the core branch, so that only what they touch rebuilds.
         head = patches.apply(kernel_tree, list(extra),
-                             "notifier-series/" + name, patches.CORE_BRANCH)
-    final = os.path.join(out, kver, name)
+                             "notifier-series/" + name, branch)
+    final = os.path.join(out, kver, arch.folder(name))
     stage = output.stage(final)
     build_dir = os.path.join(os.path.dirname(kernel_tree.path),
-                             f"build-{kver}")
-    kernel = os.path.join(build_dir, "arch/x86/boot/bzImage")
-    cmdline = append(torture_seconds, torture_types)
+                             arch.folder(f"build-{kver}")
+                             + ("" if branch == patches.CORE_BRANCH
+                                else "-" + branch.rpartition("/")[2]))
+    kernel = os.path.join(build_dir, arch.image)
+    cmdline = append(torture_seconds, torture_types, arch)
     result = {"kernel": kernel_tree.version,
-              "package": kernel_tree.record["package"],
+              "package": kernel_tree.record["package"], "arch": arch.name,
               "commit": head, "outcome": "harness-error", "reasons": [],
               "kunit": {"passed": 0, "failed": 0, "skipped": 0,
                         "tests": {}, "parser_ok": False},
@@ -164,57 +171,73 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
               "timeout": timeout, "timed_out": False,
               "reproduce": {
                   "build": f"make -C {kernel_tree.path} O={build_dir} "
-                           f"-j{jobs} {' '.join(make_args())} bzImage",
-                  "boot": " ".join(qemu.command(kernel, repr(cmdline))),
+                           f"-j{jobs} {' '.join(arch.make_args())} "
+                           f"{arch.target}",
+                  "boot": " ".join(qemu.command(kernel, repr(cmdline),
+                                                arch=arch)),
               }}
     try:
-        with Step("checkpatch.pl --strict on the core patches"):
-            result["checkpatch"] = checkpatch.run(kernel_tree.path, core)
-        with open(os.path.join(stage, "checkpatch.txt"), "w",
-                  encoding="utf-8") as f:
-            f.write("\n".join(result["checkpatch"].pop("patches").values()))
-        with Step(f"building Linux {kernel_tree.version} with "
-                  f"{os.path.relpath(FRAGMENT, tree.REPO)}") as step:
-            build(kernel_tree, build_dir, os.path.join(stage, "build.log"),
-                  jobs)
-        result["build_seconds"] = round(step.seconds, 1)
-        shutil.copy(os.path.join(build_dir, ".config"),
-                    os.path.join(stage, "config"))
-        with Step("sparse on " + ", ".join(SPARSE_FILES)):
-            result["sparse"] = sparse(kernel_tree, build_dir,
-                                      os.path.join(stage, "sparse.log"))
-        log = os.path.join(stage, "console.log")
-        arrivals = []       # when each console line came, host time
-        with Step(f"booting in QEMU (-smp 2, TCG, {timeout}s limit)") \
-                as step:
-            rc, _ = qemu.boot(qemu.command(kernel, cmdline), log, timeout,
-                              lambda line: (arrivals.append(time.monotonic()),
-                                            _print_line(line)))
-        result["boot_seconds"] = round(step.seconds, 1)
-        result["timed_out"] = rc is None
-        result["qemu_status"] = rc
-        with open(log, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-        m = next(filter(None, (re.search(r"Linux version (\S+)", line)
-                               for line in lines)), None)
-        result["kernel_release"] = m.group(1) if m else None
-        result["splats"], result["expected_warnings"] = console.scan(lines)
-        result["torture"] = torture.parse(lines)
-        torture.time_failures(result["torture"], result["splats"], arrivals)
-        parsed = ktap.parse(kernel_tree.path, log,
-                            os.path.join(stage, "kunit.json"))
-        with open(os.path.join(stage, "kunit.txt"), "w",
-                  encoding="utf-8") as f:
-            f.write(parsed.pop("parser_output"))
-        result["kunit"] = parsed
-        result["outcome"], result["reasons"] = verdict(result)
+        _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
+                        stage, result, timeout, jobs)
     except Error as e:
         result["reasons"] = [str(e)]
         raise
     finally:
         output.publish(stage, final, "result.json", result)
         report(result, final, mutant=name.startswith("mutants/"))
-    return OUTCOMES[result["outcome"]]
+    return result
+
+
+def _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
+                    stage, result, timeout, jobs):
+    """The steps of run(), filling `result`."""
+    x86 = arch.name == arches.DEFAULT
+    if x86:
+        with Step("checkpatch.pl --strict on the core patches"):
+            result["checkpatch"] = checkpatch.run(kernel_tree.path, core)
+        with open(os.path.join(stage, "checkpatch.txt"), "w",
+                  encoding="utf-8") as f:
+            f.write("\n".join(result["checkpatch"].pop("patches").values()))
+    with Step(f"building Linux {kernel_tree.version} for {arch.name} with "
+              + ", ".join(os.path.relpath(f, tree.REPO)
+                          for f in arch.fragments)) as step:
+        build(kernel_tree, build_dir, os.path.join(stage, "build.log"),
+              jobs, arch=arch)
+    result["build_seconds"] = round(step.seconds, 1)
+    shutil.copy(os.path.join(build_dir, ".config"),
+                os.path.join(stage, "config"))
+    if x86:
+        with Step("sparse on " + ", ".join(SPARSE_FILES)):
+            result["sparse"] = sparse(kernel_tree, build_dir,
+                                      os.path.join(stage, "sparse.log"),
+                                      arch)
+    log = os.path.join(stage, "console.log")
+    arrivals = []       # when each console line came, host time
+    with Step(f"booting in {arch.qemu[0]} (-smp 2, TCG, {timeout}s "
+              "limit)") as step:
+        rc, _, killed = qemu.boot(
+            qemu.command(kernel, cmdline, arch=arch), log, timeout,
+            lambda line: (arrivals.append(time.monotonic()),
+                          _print_line(line)))
+    result["boot_seconds"] = round(step.seconds, 1)
+    result["timed_out"] = rc is None
+    result["killed"] = killed
+    result["qemu_status"] = rc
+    with open(log, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    m = next(filter(None, (re.search(r"Linux version (\S+)", line)
+                           for line in lines)), None)
+    result["kernel_release"] = m.group(1) if m else None
+    result["splats"], result["expected_warnings"] = console.scan(lines)
+    result["torture"] = torture.parse(lines)
+    torture.time_failures(result["torture"], result["splats"], arrivals)
+    parsed = ktap.parse(kernel_tree.path, log,
+                        os.path.join(stage, "kunit.json"))
+    with open(os.path.join(stage, "kunit.txt"), "w",
+              encoding="utf-8") as f:
+        f.write(parsed.pop("parser_output"))
+    result["kunit"] = parsed
+    result["outcome"], result["reasons"] = verdict(result)
 
 
 def report(result, folder, mutant=False):

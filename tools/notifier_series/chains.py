@@ -413,12 +413,15 @@ RULES = {
 
 def violations(chain, klass):
     """The rule checks of one chain, `klass` being its class (atomic or
-    blocking); [{"rule", "chain", "site", "why"}]."""
+    blocking); [{"rule", "chain", "defined", "site", "file", "function",
+    "why"}], "site" being file:line and "function" the one it is in."""
     out = []
 
-    def add(rule, site, why):
+    def add(rule, site, function, why):
         out.append({"rule": rule, "chain": chain.id,
-                    "defined": chain.defined, "site": site, "why": why})
+                    "defined": chain.defined, "site": site,
+                    "file": site.rpartition(":")[0], "function": function,
+                    "why": why})
 
     callout_fns = {(c["file"], c["function"]) for c in
                    chain.callouts.values()}
@@ -426,16 +429,16 @@ def violations(chain, klass):
         if s["op"] in ("register", "unregister"):
             for ctx, why in s["context"]:
                 if ctx in ATOMIC_CONTEXTS:
-                    add("write-in-atomic", where(s),
+                    add("write-in-atomic", where(s), s["fn"],
                         f"{s['api']}() in {s['fn']}(): {why}")
             if (s["file"], s["fn"]) in callout_fns:
-                add(f"{s['op']}-in-callout", where(s),
+                add(f"{s['op']}-in-callout", where(s), s["fn"],
                     f"{s['api']}() in {s['fn']}(), a callout of "
                     f"{chain.id}")
     if klass == "blocking":
         for s, why in atomic_evidence(chain):
-            add("blocking-called-atomic", where(s), why)
+            add("blocking-called-atomic", where(s), s["fn"], why)
     if klass == "atomic":
         for c, why in blocking_evidence(chain):
-            add("atomic-callout-sleeps", c["block"], why)
+            add("atomic-callout-sleeps", c["block"], c["function"], why)
     return out

@@ -6,6 +6,7 @@ import os
 
 import yaml
 
+from .chains import RULES
 from .progress import Error
 
 CLASSES = ("atomic", "blocking", "excluded")
@@ -13,6 +14,9 @@ DECLARED = ("atomic", "blocking", "raw", "srcu", "bare")
 FIELDS = {"chain": str, "defined": str, "declared": str, "class": str,
           "reason": str, "reviewed": bool}
 REQUIRED = ("chain", "defined", "declared", "class", "reason")
+# A waiver: a rule violation of the chain, at a function of a file, that
+# the series leaves as it is, and why a reviewer may accept that.
+WAIVER_FIELDS = ("rule", "file", "function", "reason")
 
 
 class Entry(dict):
@@ -69,6 +73,9 @@ def load(path, text=None):
         entry.line = line
         for k, v in node.value:
             name = k.value
+            if name == "waivers":
+                entry["waivers"] = _waivers(path, v, problems)
+                continue
             if name not in FIELDS:
                 problems.append(f"{path}:{k.start_mark.line + 1}: unknown "
                                 f"field {name!r}")
@@ -108,6 +115,53 @@ def load(path, text=None):
     if problems:
         raise Error("\n".join(problems))
     return _scalar(kernel), entries
+
+
+class Waiver(dict):
+    """A waived violation, with the line it starts at."""
+
+    line = 0
+
+
+def _waivers(path, node, problems):
+    """The waivers of a chain's `waivers:` list; problems go to
+    `problems` with the file and line."""
+    where = f"{path}:{node.start_mark.line + 1}"
+    if not isinstance(node, yaml.SequenceNode):
+        problems.append(f"{where}: waivers must be a list of mappings of "
+                        + ", ".join(WAIVER_FIELDS))
+        return []
+    out = []
+    for item in node.value:
+        line = item.start_mark.line + 1
+        if not isinstance(item, yaml.MappingNode):
+            problems.append(f"{path}:{line}: a waiver must be a mapping of "
+                            + ", ".join(WAIVER_FIELDS))
+            continue
+        waiver = Waiver()
+        waiver.line = line
+        for k, v in item.value:
+            value = _scalar(v) if isinstance(v, yaml.ScalarNode) else None
+            if k.value not in WAIVER_FIELDS:
+                problems.append(f"{path}:{k.start_mark.line + 1}: unknown "
+                                f"waiver field {k.value!r}")
+            elif not isinstance(value, str) or not value.strip():
+                problems.append(f"{path}:{v.start_mark.line + 1}: "
+                                f"{k.value} must be a non-empty string")
+            else:
+                waiver[k.value] = value
+        missing = [f for f in WAIVER_FIELDS if f not in waiver]
+        if missing:
+            problems.append(f"{path}:{line}: waiver: missing "
+                            + ", ".join(missing))
+            continue
+        if waiver["rule"] not in RULES:
+            problems.append(f"{path}:{line}: waiver: unknown rule "
+                            f"{waiver['rule']!r} (one of "
+                            f"{', '.join(RULES)})")
+            continue
+        out.append(waiver)
+    return out
 
 
 def check_coverage(path, entries, chains):
@@ -186,6 +240,12 @@ def dump(kernel, entries, header):
             lines.append(f"  {field}: {_quote(e[field])}")
         if e.get("reviewed") is False:
             lines.append("  reviewed: false")
+        for i, w in enumerate(e.get("waivers", [])):
+            for field in WAIVER_FIELDS:
+                lead = "  - " if field == WAIVER_FIELDS[0] else "    "
+                if not i and field == WAIVER_FIELDS[0]:
+                    lines.append("  waivers:")
+                lines.append(f"{lead}{field}: {_quote(w[field])}")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,7 @@ import os
 import time
 from collections import Counter
 
-from . import chains, classification, evidence, tree
+from . import chains, classification, evidence, gate, tree
 from .progress import Error, Step, say
 
 FOLDER = os.path.join(tree.REPO, "classify")
@@ -37,6 +37,25 @@ def pristine_checkout(kernel_tree):
     return path
 
 
+def evidence_cache(kernel_tree):
+    """The folder of spatch's cached records, in the work folder."""
+    return os.path.join(os.path.dirname(kernel_tree.path), "cache",
+                        "evidence")
+
+
+def collect(kernel_tree, source, jobs, what):
+    """The evidence records of the checkout `source`, spatch's results
+    cached by content."""
+    with Step(f"collecting the evidence of {what} (spatch)"):
+        started = time.monotonic()
+        found = evidence.collect(
+            source, jobs,
+            lambda records: chains.followed(chains.Tree(records, source)),
+            evidence_cache(kernel_tree))
+        found["seconds"] = round(time.monotonic() - started, 1)
+    return found
+
+
 def analyse(kver, work, jobs, out, reuse=False):
     """(chains.Tree, facts) of the pristine tree of `kver`; the evidence
     records are kept in out/<kver>/evidence.json, and with `reuse` taken
@@ -53,19 +72,14 @@ def analyse(kver, work, jobs, out, reuse=False):
             found = json.load(f)
         if found.get("stamp") != stamp:
             found = None
-    with Step(f"collecting the evidence of Linux {kernel_tree.version} "
-              "(spatch)"):
-        started = time.monotonic()
-        if found:
-            say(f"    reusing {cached}")
         else:
-            found = evidence.collect(source, jobs, lambda records:
-                                     chains.followed(chains.Tree(records,
-                                                                 source)))
-            found["stamp"] = stamp
-            found["seconds"] = round(time.monotonic() - started, 1)
-            os.makedirs(folder, exist_ok=True)
-            _write_json(cached, found)
+            say(f"    reusing {cached}")
+    if not found:
+        found = collect(kernel_tree, source, jobs,
+                        f"Linux {kernel_tree.version}")
+        found["stamp"] = stamp
+        os.makedirs(folder, exist_ok=True)
+        _write_json(cached, found)
     facts = {"kernel": kernel_tree.version,
              "package": kernel_tree.record["package"],
              "evidence_seconds": found["seconds"],
@@ -73,6 +87,39 @@ def analyse(kver, work, jobs, out, reuse=False):
              "not_followed": found["not_followed"],
              "spatch_problems": found["problems"]}
     return chains.Tree(found["records"], source), facts
+
+
+def violations_of(model, entries):
+    """The rule violations of a tree's chains by their classes in
+    `entries` (the declared kind for a chain missing from them)."""
+    decided = {e.key: e for e in entries}
+    found = []
+    for key, chain in sorted(model.chains.items()):
+        entry = decided.get(key)
+        klass = entry["class"] if entry else chain.kind
+        if klass in ("atomic", "blocking"):
+            found += chains.violations(chain, klass)
+    return found
+
+
+def violation_gate(kver, work, jobs, model, entries):
+    """The violations of the pristine tree `model` and of the tree with
+    the fixes of core-patch/<kver>/, judged by gate.judge(); returns
+    (items, problems), problems naming the waivers that match nothing."""
+    kernel_tree = tree.prepare(kver, work)
+    fixes = gate.fix_patches(kver)
+    source = gate.fixes_checkout(kernel_tree, fixes)
+    found = collect(kernel_tree, source, jobs,
+                    f"Linux {kernel_tree.version} with {len(fixes)} fixes")
+    fixed = chains.Tree(found["records"], source)
+    items, unused = gate.judge(violations_of(model, entries),
+                               violations_of(fixed, entries), entries, fixes)
+    gate.report(items)
+    path = os.path.relpath(yaml_path(kver), tree.REPO)
+    problems = [f"{path}:{w.line}: the waiver of {w['rule']} at "
+                f"{w['file']} {w['function']}() for {e['chain']} matches "
+                "no violation" for e, w in unused]
+    return items, problems
 
 
 def draft_entry(chain):
@@ -120,7 +167,9 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     _, entries = classification.load(path)
     problems = classification.check_coverage(
         os.path.relpath(path, tree.REPO), entries, model.chains)
-    report = audit(model, entries, facts, problems)
+    items, unused = violation_gate(kver, work, jobs, model, entries)
+    problems += unused
+    report = audit(model, entries, facts, problems, items)
     report["seconds"] = round(time.monotonic() - start, 1)
     folder = os.path.join(out, kver)
     _write_json(os.path.join(folder, "audit.json"), report)
@@ -138,12 +187,13 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     return 0
 
 
-def audit(model, entries, facts, problems):
-    """The audit report of a classified tree, as a dict."""
+def audit(model, entries, facts, problems, violations):
+    """The audit report of a classified tree, as a dict; `violations` are
+    the gate's items."""
     decided = {e.key: e for e in entries}
     by_kind = Counter(c.kind for c in model.chains.values())
     agreement = Counter()
-    chain_rows, disagreements, violations = [], [], []
+    chain_rows, disagreements = [], []
     for key, chain in sorted(model.chains.items()):
         proposed, reasons = chains.propose(chain)
         entry = decided.get(key)
@@ -160,8 +210,6 @@ def audit(model, entries, facts, problems):
                                       "declared": chain.kind,
                                       "proposed": proposed, "class": klass,
                                       "evidence": reasons})
-        if klass in ("atomic", "blocking"):
-            violations += chains.violations(chain, klass)
         chain_rows.append({
             "chain": chain.id, "defined": f"{chain.defined}:{chain.line}",
             "declared": chain.kind, "proposed": proposed, "class": klass,
@@ -178,6 +226,8 @@ def audit(model, entries, facts, problems):
         "agreement": {k: agreement[k] for k in ("agree", "disagree",
                                                 "no_evidence")},
         "disagreements": disagreements, "violations": violations,
+        "gate": {k: v for k, v in gate.summary(violations).items()
+                 if k != "items"},
         "unresolved_sites": [_site(s) for s in model.unresolved],
         "classification": {
             "drafts": sum(e.get("reviewed") is False for e in entries),
@@ -227,7 +277,8 @@ def audit_text(r):
         + f".  Proposed class vs declared kind: {r['agreement']['agree']} "
         f"agree, {r['agreement']['disagree']} disagree, "
         f"{r['agreement']['no_evidence']} without evidence.  "
-        f"{len(r['violations'])} rule violations, "
+        f"{len(r['violations'])} rule violations ("
+        + ", ".join(f"{r['gate'][s]} {s}" for s in gate.STATUSES) + "), "
         f"{len(r['unresolved_sites'])} sites whose chain is not known.  "
         f"Classification: {r['classification']['drafts']} drafts, "
         f"{len(r['classification']['overrides'])} overrides, "
@@ -243,9 +294,8 @@ def audit_text(r):
         f"{d['chain']} ({d['defined']}): declared {d['declared']}, "
         f"proposed {d['proposed']}, classified {d['class']}\n    "
         + "\n    ".join(d["evidence"][:5]) for d in r["disagreements"]])
-    section("Rule violations", [
-        f"{v['site']}: [{v['rule']}] {v['chain']}: {v['why']}"
-        for v in r["violations"]])
+    section("Rule violations: fixed before the core patch, waived, or "
+            "open", gate.lines(r["violations"]))
     section("Classes that differ from the declared kind", [
         f"{o['chain']} ({o['defined']}): {o['declared']} -> {o['class']}: "
         f"{o['reason']}" for o in r["classification"]["overrides"]])

@@ -4,7 +4,7 @@ A splat is a report the kernel prints when something went wrong: WARN(),
 BUG(), an oops, a panic, lockdep, KASAN, RCU and sleep-in-atomic reports,
 stalls and hung tasks.  Tests that trigger a warning on purpose print
 "EXPECTED WARNING BEGIN: <text>" before it and "EXPECTED WARNING END"
-after it; a WARNING between the two whose report contains <text> is
+after it; a WARNING or BUG report between the two that contains <text> is
 expected and not counted, and a bracket without such a warning is itself
 a failure: the warning it announced never came.
 """
@@ -32,6 +32,10 @@ BEGIN = re.compile(r"EXPECTED WARNING BEGIN: (.*?)\s*$")
 END = re.compile(r"EXPECTED WARNING END")
 KTAP_RESULT = re.compile(r"^\s*(?:not )?ok \d+ (\S.*?)(?:\s+#.*)?$")
 SUBTEST = re.compile(r"^\s*# Subtest: (\S+)")
+
+# The reports a test may announce: WARN()s, and the "BUG: sleeping function
+# called from invalid context" of DEBUG_ATOMIC_SLEEP, which is no oops.
+EXPECTABLE = ("WARNING", "BUG")
 
 # A report's lines run from its "cut here" line or headline to its "end
 # trace" line; reports without one are cut short at this many lines.
@@ -96,7 +100,7 @@ def scan(lines):
 
 def _close(report, block):
     bracket = report["_bracket"]
-    if (bracket and report["kind"] == "WARNING"
+    if (bracket and report["kind"] in EXPECTABLE
             and any(bracket["text"] in line for line in block)):
         report["expected"] = True
         bracket["seen"] += 1

@@ -106,7 +106,8 @@ def run(kver, work=None, out=None, jobs=None, boot=False, timeout=600):
                    report["second_run_files_changed"]) else 0
     if boot:
         patch = sorted(p for p in os.listdir(folder) if p.endswith(".patch"))
-        status = max(status, boottest.run(
-            kver, work, out, timeout, jobs,
-            [os.path.join(folder, p) for p in patch], "convert-boot"))
+        result = boottest.run(kver, work, out, timeout, jobs,
+                              [os.path.join(folder, p) for p in patch],
+                              "convert-boot")
+        status = max(status, boottest.OUTCOMES[result["outcome"]])
     return status

@@ -3,6 +3,7 @@ records: a first pass over the files that use the chain API, a second one
 over the files that call the chains' own wrappers found by the first."""
 
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -108,29 +109,123 @@ def _spatch(tree_path, files, env, flags=()):
     return records, problems
 
 
-def run(tree_path, files, jobs, label, wrappers=(), includes=False):
+class Cache:
+    """spatch's records per chunk of files, in a folder of the work folder,
+    keyed by everything they depend on: the semantic patch, spatch's
+    version, the wrappers followed, the flags, the chunk's files and the
+    .c files they include, and every other file of the tree (headers
+    above all), so that no answer is reused once any input changed.
+    Deleting the folder only costs time."""
+
+    def __init__(self, folder, tree_path):
+        self.folder = folder
+        self.tree_path = tree_path
+        out = subprocess.run(["git", "-C", tree_path, "ls-files", "-s"],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise Error(f"git ls-files failed in {tree_path}: "
+                        f"{out.stderr.strip()}")
+        self.blobs = {}
+        for line in out.stdout.splitlines():
+            meta, _, path = line.partition("\t")
+            self.blobs[path] = meta.split()[1]
+        dirty = subprocess.run(["git", "-C", tree_path, "status",
+                                "--porcelain", "-uno"],
+                               capture_output=True, text=True)
+        if dirty.returncode != 0 or dirty.stdout.strip():
+            # Modified files have no blob of their own yet: no caching.
+            self.blobs = None
+            return
+        context = hashlib.sha256()
+        for path in sorted(self.blobs):
+            if not path.endswith(".c"):
+                context.update(f"{path} {self.blobs[path]}\n".encode())
+        version = subprocess.run(["spatch", "--version"],
+                                 capture_output=True, text=True).stdout
+        with open(SMPL, "rb") as f:
+            smpl = hashlib.sha256(f.read()).hexdigest()
+        self.base = f"{smpl} {version.strip()} {context.hexdigest()}"
+
+    def key(self, files, env, flags):
+        if self.blobs is None:
+            return None
+        h = hashlib.sha256(self.base.encode())
+        h.update(f"{env.get('NOTIFIER_WRAPPERS')} {' '.join(flags)}\n"
+                 .encode())
+        for path in files:
+            h.update(f"{path} {self.blobs.get(path)}\n".encode())
+            for inc in self._included_c(path):
+                h.update(f"+{inc} {self.blobs.get(inc)}\n".encode())
+        return h.hexdigest()
+
+    def _included_c(self, path):
+        try:
+            with open(os.path.join(self.tree_path, path), encoding="utf-8",
+                      errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return []
+        here = os.path.dirname(path)
+        return sorted(os.path.normpath(os.path.join(here, name)) for name in
+                      re.findall(r'^\s*#\s*include\s+"([^"]+\.c)"', text,
+                                 re.M))
+
+    def get(self, key):
+        if key is None:
+            return None
+        try:
+            with open(os.path.join(self.folder, key + ".json"),
+                      encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key, value):
+        if key is None:
+            return
+        os.makedirs(self.folder, exist_ok=True)
+        path = os.path.join(self.folder, key + ".json")
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(value, f)
+        os.replace(path + ".tmp", path)
+
+
+def run(tree_path, files, jobs, label, wrappers=(), includes=False,
+        cache=None):
     """Runs the evidence SmPL on `files`, `jobs` spatch processes at once
     (spatch's own --jobs does not split an explicit file list); prints
-    progress.  Returns (records, problems)."""
+    progress.  Chunks whose records `cache` holds are not run again.
+    Returns (records, problems)."""
     env = dict(os.environ, NOTIFIER_WRAPPERS=",".join(sorted(wrappers)),
                PATH="/usr/bin:" + os.environ.get("PATH", ""))
     size = 1 if includes else CHUNK
     chunks = [files[i:i + size] for i in range(0, len(files), size)]
-    records, problems, done = [], [], 0
+    records, problems, done, reused = [], [], 0, 0
     start = shown = time.monotonic()
+
+    def one(chunk):
+        flags = include_flags(chunk[0]) if includes else ()
+        key = cache.key(chunk, env, flags) if cache else None
+        hit = cache.get(key) if cache else None
+        if hit is not None:
+            return hit["records"], hit["problems"], True
+        got, bad = _spatch(tree_path, chunk, env, flags)
+        if cache and not any("timeout" in p.lower() for p in bad):
+            cache.put(key, {"records": got, "problems": bad})
+        return got, bad, False
+
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        futures = {pool.submit(_spatch, tree_path, c, env,
-                               include_flags(c[0]) if includes else ()): c
-                   for c in chunks}
+        futures = {pool.submit(one, c): c for c in chunks}
         for future in concurrent.futures.as_completed(futures):
-            got, bad = future.result()
+            got, bad, hit = future.result()
             records += got
             problems += bad
             done += len(futures[future])
+            reused += len(futures[future]) if hit else 0
             if time.monotonic() - shown >= 30 or done == len(files):
                 shown = time.monotonic()
-                say(f"    {label}: {done}/{len(files)} files, "
-                    f"{shown - start:.0f}s")
+                say(f"    {label}: {done}/{len(files)} files ({reused} "
+                    f"from the cache), {shown - start:.0f}s")
     return records, problems
 
 
@@ -144,11 +239,14 @@ def dedupe(records):
     return out
 
 
-def collect(tree_path, jobs, followed):
+def collect(tree_path, jobs, followed, cache_folder=None):
     """All the records of a tree.  `followed(records)` names the functions
-    whose callers the second pass must look at: the chains' wrappers."""
+    whose callers the second pass must look at: the chains' wrappers.
+    With `cache_folder`, spatch's records are kept there (see Cache)."""
+    cache = Cache(cache_folder, tree_path) if cache_folder else None
     first = grep_files(tree_path, API_FILES)
-    records, problems = run(tree_path, first, jobs, "chain API users")
+    records, problems = run(tree_path, first, jobs, "chain API users",
+                            cache=cache)
     records += text_heads(tree_path, first)
     # Member chains whose structure spatch did not see: again, with the
     # headers that define the types.
@@ -159,7 +257,7 @@ def collect(tree_path, jobs, followed):
                       and (r["file"], r["line"]) not in typed})
     if untyped:
         more, bad = run(tree_path, untyped, jobs, "member chains, with "
-                        "headers", includes=True)
+                        "headers", includes=True, cache=cache)
         records += [r for r in more if r["kind"] == "site_type"]
         problems += bad
     wrappers = set(followed(records))
@@ -171,7 +269,8 @@ def collect(tree_path, jobs, followed):
         if wrappers else set()
     if wrappers:
         more, bad = run(tree_path, sorted(files), jobs,
-                        f"callers of {len(wrappers)} wrappers", wrappers)
+                        f"callers of {len(wrappers)} wrappers", wrappers,
+                        cache=cache)
         records += more
         problems += bad
     return {"records": dedupe(records), "problems": problems,

@@ -150,7 +150,7 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
               f"{os.path.relpath(FRAGMENT, tree.REPO)}"):
         kernel = boottest.build(checkout, build_dir,
                                 os.path.join(folder, "build.log"), jobs,
-                                fragment=FRAGMENT)
+                                fragments=[FRAGMENT])
     measured, commands = {}, {}
     khz = host_tsc_khz()
     for mode, how in MODES.items():
@@ -162,7 +162,7 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
         with Step(f"benchmarking the {name} kernel in QEMU ({mode}: "
                   f"-smp {how['cpus']} {' '.join(how['accel'][1:])}, "
                   f"{timeout}s limit)"):
-            rc, _ = qemu.boot(cmd, log, timeout, lambda line: (
+            rc, _, _ = qemu.boot(cmd, log, timeout, lambda line: (
                 say("    | " + line) if "notifier_bench:" in line and
                 "round=1 " in line or END.search(line) else None))
         with open(log, encoding="utf-8", errors="replace") as f:

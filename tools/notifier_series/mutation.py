@@ -51,11 +51,8 @@ def run(kver, work=None, out=None, timeout=600, jobs=None):
                         + [f"a splat with {t!r}" for t in splats]))
         # Without the torture test, which would crash the mutant's kernel
         # before its KUnit tests run; torture-baseline covers the torture.
-        boottest.run(kver, work, out, timeout, jobs, extra=[patch],
-                     name=f"mutants/{name}", torture_seconds=0)
-        with open(os.path.join(out, kver, "mutants", name, "result.json"),
-                  encoding="utf-8") as f:
-            result = json.load(f)
+        result = boottest.run(kver, work, out, timeout, jobs, extra=[patch],
+                              name=f"mutants/{name}", torture_seconds=0)
         found = judge(result, fails, splats)
         summary.append({"mutant": name, "caught_by": found,
                         "caught": all(found.values()),

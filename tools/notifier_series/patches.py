@@ -27,6 +27,12 @@ def _patch_id(text):
     return out[0] if out else None
 
 
+def patch_id_of(patch):
+    """The stable patch-id of a patch file."""
+    with open(patch, encoding="utf-8", errors="replace") as f:
+        return _patch_id(f.read())
+
+
 def commit_ids(path, base, branch):
     """The stable patch-ids of the commits base..branch, in order."""
     commits = git(path, "rev-list", "--reverse", f"{base}..{branch}").split()
@@ -44,10 +50,7 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
     names = [os.path.relpath(p, REPO) for p in patches]
     with Step(f"applying {len(patches)} patches to Linux {tree.version} "
               f"on branch {branch}"):
-        wanted = []
-        for p in patches:
-            with open(p, encoding="utf-8", errors="replace") as f:
-                wanted.append(_patch_id(f.read()))
+        wanted = [patch_id_of(p) for p in patches]
         exists = git(tree.path, "rev-parse", "-q", "--verify",
                      "refs/heads/" + branch, check=False).strip()
         if exists and commit_ids(tree.path, base, branch) == wanted:

@@ -1,10 +1,14 @@
-"""Booting a kernel in qemu-system-x86_64 under TCG, as kunit.py does."""
+"""Booting a kernel in QEMU under TCG, as kunit.py does."""
 
 import subprocess
 import threading
 import time
 
-QEMU = ["qemu-system-x86_64", "-nodefaults", "-m", "1024", "-no-reboot", "-nographic", "-serial", "stdio", "-bios", "qboot.rom"]
+from . import arches
+
+# A console silent for this long is a hang: the boot is stopped as a
+# timeout, not waited for to its end.
+SILENCE = 120
 # One host thread per vCPU, as fast as TCG goes.
 MULTI = ["-accel", "tcg,thread=multi"]
 # Deterministic instruction counting: the vCPUs take turns on one host
@@ -16,16 +20,19 @@ MULTI = ["-accel", "tcg,thread=multi"]
 ICOUNT = ["-accel", "tcg,thread=single", "-icount", "shift=0,sleep=off"]
 
 
-def command(kernel, append, accel=MULTI, cpus=2):
-    return (QEMU + ["-smp", str(cpus)] + accel
+def command(kernel, append, accel=MULTI, cpus=2, arch=None):
+    arch = arch or arches.get(arches.DEFAULT)
+    return (list(arch.qemu) + ["-smp", str(cpus)] + accel
             + ["-kernel", kernel, "-append", append])
 
 
-def boot(cmd, console_log, timeout, on_line=None):
+def boot(cmd, console_log, timeout, on_line=None, silence=SILENCE):
     """Runs `cmd`, copying the console to `console_log` and each line to
-    `on_line`.  Kills QEMU after `timeout` seconds.  Returns (exit status
-    or None on timeout, seconds)."""
+    `on_line`.  Kills QEMU after `timeout` seconds, or once the console
+    has been silent for `silence` seconds.  Returns (exit status, or None
+    when QEMU was killed, seconds, why it was killed or None)."""
     start = time.monotonic()
+    last = [start]
     with open(console_log, "w", encoding="utf-8", errors="replace") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
@@ -34,17 +41,29 @@ def boot(cmd, console_log, timeout, on_line=None):
 
         def copy():
             for line in proc.stdout:
+                last[0] = time.monotonic()
                 log.write(line)
                 if on_line:
                     on_line(line.rstrip("\r\n"))
 
         reader = threading.Thread(target=copy, daemon=True)
         reader.start()
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            rc = None
+        killed = None
+        while True:
+            try:
+                rc = proc.wait(timeout=1)
+                break
+            except subprocess.TimeoutExpired:
+                now = time.monotonic()
+                if now - start >= timeout:
+                    killed = f"QEMU still ran after {timeout}s"
+                elif now - last[0] >= silence:
+                    killed = (f"the console was silent for {silence}s "
+                              f"after {last[0] - start:.0f}s: a hang")
+                if killed:
+                    proc.kill()
+                    proc.wait()
+                    rc = None
+                    break
         reader.join(timeout=10)
-    return rc, time.monotonic() - start
+    return rc, time.monotonic() - start, killed

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from . import (boottest, checkpatch, classification, classify, compiletest,
-               convert_tree, maintainers, output, split, tree)
+               convert_tree, gate, maintainers, output, split, tree)
 from .patches import commit_ids, core_patches as patches_of_core
 from .progress import Error, Step, say
 
@@ -168,7 +168,8 @@ def applies(path, patch_files):
             os.unlink(index)
 
 
-def cover_letter(kver, version, entries, groups, checks, patches):
+def cover_letter(kver, version, entries, groups, checks, patches,
+                 violations):
     """The body of the cover letter."""
     by_class = {"blocking": [], "atomic": [], "excluded": []}
     for e in entries:
@@ -217,11 +218,27 @@ def cover_letter(kver, version, entries, groups, checks, patches):
     lines += [f"{e['defined'] + ':':<{width}}{e['chain']} ({e['declared']})"
               for e in sorted(by_class["excluded"],
                               key=lambda e: (e["defined"], e["chain"]))]
+    fixes = [v for v in violations if v["status"] == "fixed"]
+    lines += ["", "The rule checks of the classification found "
+              f"{len(violations)} callers that break the context rule "
+              "of the new head", "(writers in process context, no "
+              "sleeping callout on an atomic chain...):", ""]
+    lines += [f"  - {line}" for line in gate.lines(violations)]
+    if fixes:
+        lines += [""] + split.wrap(
+            f"The {len(gate_fix_names(fixes))} patches that fix them come "
+            "before the core patch, which changes the rule, so that every "
+            "point of the series is free of them; they are independent of "
+            "the rest and can go through their subsystems' trees.")
     lines += ["", "Checks run on the series:", ""]
     lines += [f"  - {line}" for line in checks]
     lines += ["", f"{len(patches)} patches: the core patches, "
               f"{len(groups)} subsystem patches, the removal."]
     return "\n".join(lines) + "\n"
+
+
+def gate_fix_names(violations):
+    return sorted({p for v in violations for p in v.get("fixed_by", [])})
 
 
 def previous_version(kver):
@@ -270,7 +287,11 @@ def since(kver, entries):
 def summary_lines(report):
     cp, ct, boot, bisect = (report["checkpatch"], report["compile_test"],
                             report["boot_test"], report["bisect"])
+    v = report["violations"]
     return [
+        f"rule violations of the tree: {v['found']} found, {v['fixed']} "
+        f"fixed before the core patch, {v['waived']} waived, {v['open']} "
+        "open",
         f"checkpatch.pl --strict: {cp['errors']} errors, {cp['warnings']} "
         f"warnings, {cp['checks']} checks in {report['patches']} patches",
         f"typed API uses left in *.c, *.h and *.S after the removal: "
@@ -313,6 +334,7 @@ def summary_lines(report):
 def green(report):
     ct = report["compile_test"]
     return (report["checkpatch_errors"] == 0 and report["applies"] and
+            report["violations"]["open"] == 0 and
             not report["typed_api_left"] and
             not ct["failed"] and report["boot_test"].get("outcome") == "pass"
             and (not report["bisect"].get("when") or
@@ -369,6 +391,10 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     kernel_tree, core, groups, conversion, entries = build_series(
         kver, work, out, jobs, stage)
     git = kernel_tree.path
+    model, _ = classify.analyse(kver, work, jobs, out, reuse=True)
+    items, unused = classify.violation_gate(kver, work, jobs, model, entries)
+    if unused:
+        raise Error("\n".join(unused))
     with Step("git format-patch of the series"):
         tree.git(git, "format-patch", "-q", "--no-signature",
                  "--zero-commit", "--cover-letter", "-o", stage,
@@ -384,6 +410,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
                 add_headers(patch, to, cc)
     report = {"kernel": kernel_tree.version, "patches": len(files),
               "subsystem_patches": len(groups),
+              "violations": gate.summary(items),
               "conversion": {k: conversion[k] for k in (
                   "chains_converted", "files_changed", "converted_by_text",
                   "unconverted", "init_unresolved", "typed_api_left",
@@ -418,10 +445,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     report["patch_ids"] = ids
     report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
     extra = files[len(patches_of_core(kver)):]
-    boottest.run(kver, work, out, timeout, jobs, extra, "series-boot")
-    with open(os.path.join(out, kver, "series-boot", "result.json"),
-              encoding="utf-8") as f:
-        boot = json.load(f)
+    boot = boottest.run(kver, work, out, timeout, jobs, extra, "series-boot")
     report["boot_test"] = {k: boot.get(k) for k in (
         "outcome", "reasons", "kunit", "torture", "splats", "sparse",
         "commit")}
@@ -431,7 +455,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     report["green"] = green(report)
     report["seconds"] = round(time.monotonic() - start, 1)
     _write_cover(cover, kver, kernel_tree.version, entries, groups,
-                 report["summary"], files)
+                 report["summary"], files, items)
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
@@ -442,7 +466,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     return 0 if report["green"] else 1
 
 
-def _write_cover(cover, kver, version, entries, groups, checks, files):
+def _write_cover(cover, kver, version, entries, groups, checks, files,
+                 violations):
     with open(cover, encoding="utf-8") as f:
         text = f.read()
     text = text.replace("*** SUBJECT HERE ***",
@@ -450,6 +475,6 @@ def _write_cover(cover, kver, version, entries, groups, checks, files):
                         "notifier_head")
     text = text.replace("*** BLURB HERE ***",
                         cover_letter(kver, version, entries, groups, checks,
-                                     files).rstrip("\n"))
+                                     files, violations).rstrip("\n"))
     with open(cover, "w", encoding="utf-8") as f:
         f.write(text)

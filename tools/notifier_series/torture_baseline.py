@@ -7,7 +7,6 @@ died.  Several boots say how often and how fast it fails."""
 
 import datetime
 import glob
-import json
 import os
 import statistics
 
@@ -55,12 +54,9 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, runs=3,
         name = f"torture-baseline/run-{number}"
         say(f"==> baseline run {number}/{runs}: torture_type={TYPE} for up "
             f"to {seconds}s; it must fail")
-        boottest.run(kver, work, out, timeout, jobs, extra=patches,
-                     name=name, torture_seconds=seconds,
-                     torture_types=(TYPE,))
-        with open(os.path.join(out, kver, name, "result.json"),
-                  encoding="utf-8") as f:
-            result = json.load(f)
+        result = boottest.run(kver, work, out, timeout, jobs, extra=patches,
+                              name=name, torture_seconds=seconds,
+                              torture_types=(TYPE,))
         how, after = caught(result)
         torture_run = result["torture"].get(TYPE, {})
         record["runs"].append({

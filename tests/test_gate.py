@@ -1,0 +1,213 @@
+"""The violation gate on the evidence fixture: a violation that a fix
+removes is fixed (by the patch that changes its file), one with a waiver
+is waived, the others are open; a waiver that matches nothing is a
+problem; and the evidence cache never answers for changed inputs."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from tests import tools_path  # noqa: F401
+from tests.test_classify import USERS, fixture_tree
+from notifier_series import chains, classification, classify, evidence, gate
+
+YAML = """\
+kernel: demo
+chains:
+- chain: demo_atomic_chain
+  defined: drivers/demo/core.c
+  declared: atomic
+  class: atomic
+  reason: called under a lock
+  waivers:
+  - rule: atomic-callout-sleeps
+    file: drivers/demo/users.c
+    function: alloc_call
+    reason: only registered by a test that never calls the chain
+- chain: demo_blocking_chain
+  defined: drivers/demo/core.c
+  declared: blocking
+  class: blocking
+  reason: sleeps
+  waivers:
+  - rule: register-in-callout
+    file: drivers/demo/users.c
+    function: no_such_function
+    reason: a waiver of nothing
+"""
+
+
+def git(path, *args):
+    return subprocess.run(["git", "-C", path, "-c", "user.name=T", "-c",
+                           "user.email=t@example.org", *args], check=True,
+                          capture_output=True, text=True).stdout
+
+
+class GateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.root = fixture_tree(os.path.join(cls.tmp, "tree"))
+        cls.cache = os.path.join(cls.tmp, "cache")
+        cls.before = cls.collect()
+        # The fix: unregister outside the spinlock.
+        users = os.path.join(cls.root, USERS)
+        with open(users) as f:
+            text = f.read()
+        text = text.replace(
+            "\tspin_lock_irqsave(&users_lock, flags);\n"
+            "\tatomic_notifier_chain_unregister(&demo_atomic_chain, "
+            "&alloc_nb);\n",
+            "\tatomic_notifier_chain_unregister(&demo_atomic_chain, "
+            "&alloc_nb);\n\tspin_lock_irqsave(&users_lock, flags);\n")
+        with open(users, "w") as f:
+            f.write(text)
+        git(cls.root, "commit", "-q", "-a", "-m", "demo: Unregister outside "
+            "users_lock")
+        cls.fix = os.path.join(cls.tmp, "0001-demo.patch")
+        with open(cls.fix, "w") as f:
+            f.write(git(cls.root, "format-patch", "--stdout", "HEAD~1"))
+        cls.after = cls.collect()
+        _, cls.entries = classification.load("demo.yaml", YAML)
+
+    @classmethod
+    def collect(cls):
+        found = evidence.collect(cls.root, 2, lambda records: chains.followed(
+            chains.Tree(records, cls.root)), cls.cache)
+        return chains.Tree(found["records"], cls.root)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def judge(self):
+        return gate.judge(classify.violations_of(self.before, self.entries),
+                          classify.violations_of(self.after, self.entries),
+                          self.entries, [self.fix])
+
+    def test_statuses(self):
+        items, _ = self.judge()
+        status = {(v["rule"], v["function"]): v["status"] for v in items}
+        self.assertEqual(status, {
+            ("write-in-atomic", "users_init"): "fixed",
+            ("atomic-callout-sleeps", "alloc_call"): "waived",
+            ("unregister-in-callout", "selfish_call"): "open",
+            ("register-in-callout", "again_call"): "open",
+            ("blocking-called-atomic", "demo_probe"): "open"})
+        fixed = next(v for v in items if v["status"] == "fixed")
+        self.assertEqual(fixed["fixed_by"],
+                         ["demo: Unregister outside users_lock"])
+        waived = next(v for v in items if v["status"] == "waived")
+        self.assertEqual(waived["waiver"]["line"], 9)
+        self.assertEqual({k: v for k, v in gate.summary(items).items()
+                          if k != "items"},
+                         {"found": 5, "fixed": 1, "waived": 1, "open": 3})
+
+    def test_unused_waiver(self):
+        _, unused = self.judge()
+        self.assertEqual([(e["chain"], w["function"], w.line)
+                          for e, w in unused],
+                         [("demo_blocking_chain", "no_such_function", 19)])
+
+    def test_without_the_fix_nothing_is_fixed(self):
+        found = classify.violations_of(self.before, self.entries)
+        items, _ = gate.judge(found, found, self.entries, [])
+        self.assertNotIn("fixed", {v["status"] for v in items})
+        self.assertIn("OPEN", "\n".join(gate.lines(items)))
+
+    def test_a_waiver_must_name_a_known_rule_and_a_reason(self):
+        bad = YAML.replace("rule: atomic-callout-sleeps", "rule: nap") \
+                  .replace("reason: a waiver of nothing", "reason: ''")
+        with self.assertRaises(classification.Error) as e:
+            classification.load("demo.yaml", bad)
+        self.assertIn("demo.yaml:9: waiver: unknown rule 'nap'",
+                      str(e.exception))
+        self.assertIn("demo.yaml:22: reason must be a non-empty string",
+                      str(e.exception))
+
+    def test_waivers_survive_a_dump(self):
+        text = classification.dump("demo", self.entries, "header")
+        _, again = classification.load("again.yaml", text)
+        self.assertEqual([e.get("waivers") for e in again],
+                         [e.get("waivers") for e in self.entries])
+
+
+class CacheTest(unittest.TestCase):
+    """Each input of a chunk's key changes the key."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.root = fixture_tree(os.path.join(self.tmp, "tree"))
+        self.env = {"NOTIFIER_WRAPPERS": "a,b"}
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def key(self, files=(USERS,), env=None, flags=()):
+        cache = evidence.Cache(os.path.join(self.tmp, "c"), self.root)
+        return cache.key(list(files), env or self.env, flags)
+
+    def commit(self, path, text):
+        with open(os.path.join(self.root, path), "a") as f:
+            f.write(text)
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", "change")
+
+    def test_each_input_changes_the_key(self):
+        first = self.key()
+        self.assertEqual(self.key(), first)
+        self.assertNotEqual(self.key(env={"NOTIFIER_WRAPPERS": "a"}), first)
+        self.assertNotEqual(self.key(flags=("--all-includes",)), first)
+        self.commit(USERS, "/* the file */\n")
+        second = self.key()
+        self.assertNotEqual(second, first)
+        self.commit("include/demo/demo.h", "/* a header */\n")
+        third = self.key()
+        self.assertNotEqual(third, second)
+        self.commit("drivers/demo/core.c", "/* another .c file */\n")
+        self.assertEqual(self.key(), third)
+
+    def test_an_included_c_file_changes_the_key(self):
+        self.commit(USERS, '#include "part.c"\n')
+        self.commit("drivers/demo/part.c", "/* one */\n")
+        first = self.key()
+        self.commit("drivers/demo/part.c", "/* two */\n")
+        self.assertNotEqual(self.key(), first)
+
+    def test_the_semantic_patch_changes_the_key(self):
+        first = self.key()
+        smpl = os.path.join(self.tmp, "other.cocci")
+        shutil.copy(evidence.SMPL, smpl)
+        with open(smpl, "a") as f:
+            f.write("// changed\n")
+        old, evidence.SMPL = evidence.SMPL, smpl
+        try:
+            self.assertNotEqual(self.key(), first)
+        finally:
+            evidence.SMPL = old
+
+    def test_a_second_run_reads_the_cache(self):
+        def followed(records):
+            return chains.followed(chains.Tree(records, self.root))
+        folder = os.path.join(self.tmp, "c")
+        first = evidence.collect(self.root, 2, followed, folder)
+
+        def no_spatch(*args):
+            raise AssertionError("spatch ran again")
+        old, evidence._spatch = evidence._spatch, no_spatch
+        try:
+            second = evidence.collect(self.root, 2, followed, folder)
+        finally:
+            evidence._spatch = old
+        self.assertEqual(second["records"], first["records"])
+
+    def test_a_modified_checkout_is_not_cached(self):
+        with open(os.path.join(self.root, USERS), "a") as f:
+            f.write("/* not committed */\n")
+        self.assertIsNone(self.key())
+
+
+if __name__ == "__main__":
+    unittest.main()
