@@ -10,18 +10,20 @@ from notifier_series import mutation
 from notifier_series.progress import Error
 
 
-def boot(tests, splats=()):
+def boot(tests, splats=(), brackets=()):
     return {"kunit": {"tests": tests},
-            "splats": [{"text": t, "expected": e} for t, e in splats]}
+            "splats": [{"text": t, "expected": e} for t, e in splats],
+            "expected_warnings": [{"line": 7, "text": t, "seen": n}
+                                  for t, n in brackets]}
 
 
 class MutationTest(unittest.TestCase):
     def test_every_mutant_says_how_it_is_caught(self):
         patches = glob.glob(os.path.join(mutation.FOLDER, "*.patch"))
-        self.assertGreaterEqual(len(patches), 3)
+        self.assertGreaterEqual(len(patches), 7)
         for patch in patches:
-            fails, splats = mutation.expectations(patch)
-            self.assertTrue(fails or splats, patch)
+            self.assertTrue(any(mutation.expectations(patch).values()),
+                            patch)
 
     def test_patch_without_expectation_is_an_error(self):
         with tempfile.NamedTemporaryFile("w", suffix=".patch") as f:
@@ -35,8 +37,9 @@ class MutationTest(unittest.TestCase):
             boot({"n.a": "FAIL", "n.b": "PASS"},
                  [("WARNING: CPU: 0 PID: 0 at kernel/notifier.c:1", False),
                   ("WARNING: CPU: 1 PID: 9 at lib/x.c:2", True)]),
-            ["n.a", "n.b", "n.c"], ["PID: 0 at kernel/notifier.c",
-                                    "lib/x.c"])
+            {"fail": ["n.a", "n.b", "n.c"],
+             "splat": ["PID: 0 at kernel/notifier.c", "lib/x.c"],
+             "missing": []})
         self.assertEqual(found["test n.a"], "FAIL")
         self.assertIsNone(found["test n.b"])
         self.assertIsNone(found["test n.c"])
@@ -44,6 +47,15 @@ class MutationTest(unittest.TestCase):
             "splat 'PID: 0 at kernel/notifier.c'"])
         # an expected (bracketed) warning does not catch a mutant
         self.assertIsNone(found["splat 'lib/x.c'"])
+
+    def test_a_warning_that_never_came_catches_a_mutant(self):
+        expected = {"fail": [], "splat": [], "missing": ["no valid type"]}
+        found = mutation.judge(boot({}, brackets=[("has no valid type", 0)]),
+                               expected)
+        self.assertIn("never came", found["missing warning 'no valid type'"])
+        found = mutation.judge(boot({}, brackets=[("has no valid type", 1)]),
+                               expected)
+        self.assertIsNone(found["missing warning 'no valid type'"])
 
 
 if __name__ == "__main__":

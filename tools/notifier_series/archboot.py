@@ -16,12 +16,12 @@ from .progress import Error, say
 SIGNS = ("sleeping function called from invalid context",
          "lockdep_assert_irqs_enabled", "notifier_write_begin")
 
-# The fixed sites each machine reaches at boot, by kernel version, and why
-# a site is only compile-tested: no QEMU machine runs it, or only while the
-# system boots, when writers do not take the rwsem.
-REACHES = {
-    "powerpc": {"opal_message_notifier_register": ("6.1", "6.12")},
-    "s390": {"sclp_init": ("6.1",)},
+# Where each fixed site is proven: the architecture whose QEMU machine
+# runs it after the system has booted, and for which kernel versions; a
+# site proven nowhere is compile-tested only, for the reason given.
+PROVEN_ON = {
+    "opal_message_notifier_register": ("powerpc", ("6.1", "6.12")),
+    "sclp_init": ("s390", ("6.1",)),
 }
 UNREACHED = {
     "nx842_remove": "removal of the pseries NX-842 compression device "
@@ -29,10 +29,16 @@ UNREACHED = {
     "devm_usb_get_phy_by_node": "USB PHYs described in a device tree "
                                 "with a notifier (ARM and MIPS boards), "
                                 "none of which this QEMU setup boots",
-    "sclp_init": "on 6.12, called first from arch_cpu_finalize_init() "
-                 "while the system boots, when writers skip the rwsem; "
-                 "later calls return at once",
+    "sclp_init": "called first from arch_cpu_finalize_init() while the "
+                 "system boots, when writers skip the rwsem; later calls "
+                 "return at once",
 }
+
+
+def proven_on(function, kver):
+    """The architecture whose boot proves the fix of `function`, or None."""
+    arch, kvers = PROVEN_ON.get(function, (None, ()))
+    return arch if kver in kvers else None
 
 
 def fixed_sites(kver, work, jobs, out):
@@ -66,6 +72,7 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
     status of the boot test."""
     arch = arches.get(arch_name)
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    jobs = jobs or os.cpu_count() or 1
     sites = fixed_sites(kver, work, jobs, out)
     fixes = gate.fix_patches(kver)
     core = patches.core_patches(kver)
@@ -83,16 +90,16 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
     after_lines = console_lines(os.path.join(out, kver, arch.folder("boot")))
     proof = []
     for v in sites:
-        expected = kver in REACHES.get(arch.name, {}).get(v["function"], ())
+        where = proven_on(v["function"], kver)
         row = {"site": v["site"], "function": v["function"],
                "chain": v["chain"], "rule": v["rule"],
-               "fixed_by": v["fixed_by"],
-               "expected_here": expected,
+               "fixed_by": v["fixed_by"], "proven_on": where,
+               "expected_here": where == arch.name,
                "before": seen(before, v["function"], before_lines),
                "after": seen(after, v["function"], after_lines)}
-        if not expected:
+        if not where:
             row["compile_tested_only"] = UNREACHED.get(
-                v["function"], f"not reached on {arch.name}")
+                v["function"], "no QEMU machine of the boot test runs it")
         proof.append(row)
     after["proof"] = proof
     missing = [p for p in proof if p["expected_here"] and not p["before"]]
@@ -112,12 +119,19 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
     output.write_json(os.path.join(out, kver, arch.folder("boot"),
                                    "result.json"), after)
     for p in proof:
-        say(f"  proof: {p['site']} in {p['function']}() "
-            f"[{p['rule']}]: before the fix "
-            f"{'reported' if p['before'] else 'not reported'}, after "
-            f"{'reported' if p['after'] else 'not reported'}"
-            + ("" if p["expected_here"] else
-               f" (compile-tested only: {p['compile_tested_only']})"))
+        if p["expected_here"]:
+            how = ("before the fix " + ("reported" if p["before"]
+                                        else "NOT reported")
+                   + ", after " + ("REPORTED" if p["after"]
+                                   else "not reported"))
+        elif p["proven_on"]:
+            how = (f"proven on {p['proven_on']}; here "
+                   f"{'REPORTED' if p['after'] else 'not reported'} with "
+                   "the fix")
+        else:
+            how = f"compile-tested only: {p['compile_tested_only']}"
+        say(f"  proof: {p['site']} in {p['function']}() [{p['rule']}]: "
+            + how)
     say(f"{arch.name}: {after['outcome'].upper()}")
     if not sites:
         raise Error("the gate has no fixed violation for Linux " + kver)

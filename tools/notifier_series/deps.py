@@ -4,7 +4,7 @@ import os
 import shutil
 import subprocess
 
-from . import compiletest
+from . import arches, compiletest
 from .progress import Error, Step, say
 
 PACKAGES = [
@@ -15,8 +15,9 @@ PACKAGES = [
     "cpio", "ccache", "perl", "git",
     # checking and converting
     "coccinelle", "sparse", "python3-yaml", "python3-ply", "python3-git",
-    # booting it
-    "qemu-system-x86",
+] + [
+    # booting it, on each architecture of the boot test
+    arch.package for arch in arches.ARCHES.values()
 ] + [
     # compile-testing the files of other architectures
     "gcc-" + prefix[:-1] for prefix in sorted(compiletest.CROSS.values())

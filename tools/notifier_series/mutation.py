@@ -1,7 +1,9 @@
 """Mutation tests of the kernel tests.  Each patch in tests/kernel-mutations
 puts back a bug that the core patch fixes; booted with it, the KUnit tests
-named by its "Expect-Fail:" lines must fail, and a splat must show each
-text of its "Expect-Splat:" lines, or the boot test could not catch it."""
+named by its "Expect-Fail:" lines must fail, a splat must show each text
+of its "Expect-Splat:" lines, and the warning that a test announces with
+each text of its "Expect-Missing:" lines must not come, or the boot test
+could not catch it."""
 
 import glob
 import json
@@ -16,44 +18,59 @@ CAUGHT = ("FAIL", "ERROR")
 
 
 def expectations(patch):
-    """([KUnit tests that must fail], [texts that splats must show])."""
+    """{"fail": [KUnit tests that must fail], "splat": [texts that splats
+    must show], "missing": [texts of announced warnings that must not
+    come]}."""
     with open(patch, encoding="utf-8") as f:
         text = f.read()
-    fails = re.findall(r"(?m)^Expect-Fail: (\S+)$", text)
-    splats = re.findall(r"(?m)^Expect-Splat: (.+?)\s*$", text)
-    if not fails and not splats:
-        raise Error(f"{patch}: no Expect-Fail: or Expect-Splat: line says "
-                    "how the boot test must catch this mutation")
-    return fails, splats
+    found = {"fail": re.findall(r"(?m)^Expect-Fail: (\S+)$", text),
+             "splat": re.findall(r"(?m)^Expect-Splat: (.+?)\s*$", text),
+             "missing": re.findall(r"(?m)^Expect-Missing: (.+?)\s*$", text)}
+    if not any(found.values()):
+        raise Error(f"{patch}: no Expect-Fail:, Expect-Splat: or "
+                    "Expect-Missing: line says how the boot test must catch "
+                    "this mutation")
+    return found
 
 
-def judge(result, fails, splats):
+def judge(result, expected):
     """What caught the mutant, {expectation: evidence or None}."""
     tests = result["kunit"]["tests"]
     seen = [s["text"] for s in result["splats"] if not s["expected"]]
     found = {f"test {t}": (tests.get(t) if tests.get(t) in CAUGHT else None)
-             for t in fails}
-    for text in splats:
+             for t in expected["fail"]}
+    for text in expected["splat"]:
         found[f"splat {text!r}"] = next((s for s in seen if text in s), None)
+    for text in expected["missing"]:
+        found[f"missing warning {text!r}"] = next(
+            (f"console.log:{b['line']}: announced, never came"
+             for b in result["expected_warnings"]
+             if text in b["text"] and not b["seen"]), None)
     return found
 
 
-def run(kver, work=None, out=None, timeout=600, jobs=None):
-    """Boots each mutant of `kver`; returns 0 when every one was caught."""
+def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
+    """Boots each mutant of `kver`, and with `slow` those of the slow/
+    folder too, whose change to a header rebuilds most of the kernel;
+    returns 0 when every one was caught."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     mutants = sorted(glob.glob(os.path.join(FOLDER, "*.patch")))
+    if slow:
+        mutants += sorted(glob.glob(os.path.join(FOLDER, "slow", "*.patch")))
     summary = []
     for patch in mutants:
         name = os.path.basename(patch)[:-len(".patch")]
-        fails, splats = expectations(patch)
+        expected = expectations(patch)
         say(f"==> mutant {name}: expecting "
-            + ", ".join([f"{t} to fail" for t in fails]
-                        + [f"a splat with {t!r}" for t in splats]))
+            + ", ".join([f"{t} to fail" for t in expected["fail"]]
+                        + [f"a splat with {t!r}" for t in expected["splat"]]
+                        + [f"no warning {t!r}"
+                           for t in expected["missing"]]))
         # Without the torture test, which would crash the mutant's kernel
         # before its KUnit tests run; torture-baseline covers the torture.
         result = boottest.run(kver, work, out, timeout, jobs, extra=[patch],
                               name=f"mutants/{name}", torture_seconds=0)
-        found = judge(result, fails, splats)
+        found = judge(result, expected)
         summary.append({"mutant": name, "caught_by": found,
                         "caught": all(found.values()),
                         "outcome": result["outcome"],

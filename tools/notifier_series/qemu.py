@@ -1,5 +1,6 @@
 """Booting a kernel in QEMU under TCG, as kunit.py does."""
 
+import re
 import subprocess
 import threading
 import time
@@ -9,6 +10,11 @@ from . import arches
 # A console silent for this long is a hang: the boot is stopped as a
 # timeout, not waited for to its end.
 SILENCE = 120
+# The kernel's last words when it restarts or powers off.  A machine
+# whose firmware cannot do it (QEMU's powernv answers OPAL's reboot
+# request with an error) is stopped after GRACE seconds, as if it had.
+SHUTDOWN = re.compile(r"reboot: (Restarting system|Power down|System halted)")
+GRACE = 10
 # One host thread per vCPU, as fast as TCG goes.
 MULTI = ["-accel", "tcg,thread=multi"]
 # Deterministic instruction counting: the vCPUs take turns on one host
@@ -29,10 +35,13 @@ def command(kernel, append, accel=MULTI, cpus=2, arch=None):
 def boot(cmd, console_log, timeout, on_line=None, silence=SILENCE):
     """Runs `cmd`, copying the console to `console_log` and each line to
     `on_line`.  Kills QEMU after `timeout` seconds, or once the console
-    has been silent for `silence` seconds.  Returns (exit status, or None
-    when QEMU was killed, seconds, why it was killed or None)."""
+    has been silent for `silence` seconds, or GRACE seconds after the
+    kernel said it shuts down (then as if QEMU had exited with 0).
+    Returns (exit status, or None when QEMU was killed, seconds, why it
+    was killed or None)."""
     start = time.monotonic()
     last = [start]
+    down = [None]       # when the kernel said it shuts down
     with open(console_log, "w", encoding="utf-8", errors="replace") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
@@ -42,6 +51,8 @@ def boot(cmd, console_log, timeout, on_line=None, silence=SILENCE):
         def copy():
             for line in proc.stdout:
                 last[0] = time.monotonic()
+                if down[0] is None and SHUTDOWN.search(line):
+                    down[0] = last[0]
                 log.write(line)
                 if on_line:
                     on_line(line.rstrip("\r\n"))
@@ -55,6 +66,11 @@ def boot(cmd, console_log, timeout, on_line=None, silence=SILENCE):
                 break
             except subprocess.TimeoutExpired:
                 now = time.monotonic()
+                if down[0] is not None and now - down[0] >= GRACE:
+                    proc.kill()
+                    proc.wait()
+                    rc = 0
+                    break
                 if now - start >= timeout:
                     killed = f"QEMU still ran after {timeout}s"
                 elif now - last[0] >= silence:

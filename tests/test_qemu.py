@@ -1,0 +1,67 @@
+"""How a boot ends: QEMU's own exit, a timeout, a console gone silent (a
+hang), and a kernel that shut down on a machine that could not stop."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+from tests import tools_path  # noqa: F401
+from notifier_series import qemu
+
+
+def fake(script):
+    """A command standing in for QEMU: a Python script's output."""
+    return [sys.executable, "-c", "import sys, time\n" + script]
+
+
+class BootEndTest(unittest.TestCase):
+    def setUp(self):
+        self.log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)
+        self.log.close()
+        self.grace = qemu.GRACE
+
+    def tearDown(self):
+        qemu.GRACE = self.grace
+        os.unlink(self.log.name)
+
+    def boot(self, script, timeout=30, silence=30):
+        rc, seconds, killed = qemu.boot(fake(script), self.log.name, timeout,
+                                        silence=silence)
+        with open(self.log.name) as f:
+            return rc, seconds, killed, f.read()
+
+    def test_exit(self):
+        rc, _, killed, text = self.boot("print('ok 1 notifier'); "
+                                        "sys.exit(3)")
+        self.assertEqual((rc, killed), (3, None))
+        self.assertIn("ok 1 notifier", text)
+
+    def test_timeout(self):
+        rc, seconds, killed, _ = self.boot(
+            "while True: print('tick', flush=True); time.sleep(0.2)",
+            timeout=2)
+        self.assertIsNone(rc)
+        self.assertIn("QEMU still ran after 2s", killed)
+        self.assertLess(seconds, 10)
+
+    def test_a_silent_console_is_a_hang(self):
+        rc, seconds, killed, text = self.boot(
+            "print('spinning', flush=True); time.sleep(60)", silence=2)
+        self.assertIsNone(rc)
+        self.assertIn("silent for 2s", killed)
+        self.assertLess(seconds, 10)
+        self.assertIn("spinning", text)
+
+    def test_a_shutdown_the_machine_cannot_do_ends_the_boot(self):
+        qemu.GRACE = 1
+        rc, seconds, killed, text = self.boot(
+            "print('reboot: Restarting system', flush=True); "
+            "print('Unable to reboot. Err=-5', flush=True); time.sleep(60)")
+        self.assertEqual((rc, killed), (0, None))
+        self.assertLess(seconds, 10)
+        self.assertIn("Unable to reboot", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
