@@ -2,6 +2,7 @@
 (make's ARCH and CROSS_COMPILE, the target and the image it makes), its
 Kconfig fragment, and how QEMU boots it under TCG."""
 
+import glob
 import os
 import shutil
 from dataclasses import dataclass
@@ -40,6 +41,13 @@ class Arch:
             args.append(f"CC=ccache {self.cross}gcc")
         return args
 
+    def harness(self, kver):
+        """Test-only patches this machine's kernels need, applied on top of
+        the patches under test: tests/kernel-harness/<kver>/<arch>/."""
+        folder = os.path.join(REPO, "tests", "kernel-harness", kver,
+                              self.name)
+        return sorted(glob.glob(os.path.join(folder, "*.patch")))
+
     def folder(self, name):
         """The output folder name of a boot `name` on this architecture:
         x86_64 keeps the plain name, others add their own."""
@@ -59,7 +67,8 @@ ARCHES = {
         ("qemu-system-ppc64", "-nodefaults", "-M", "powernv9", "-m", "2048",
          "-no-reboot", "-nographic", "-serial", "stdio"),
         "qemu-system-ppc"),
-    # The console on virtio, not on SCLP: see boot-test-s390.config.
+    # The console on virtio, not on SCLP: see boot-test-s390.config; and
+    # tests/kernel-harness/<kver>/s390/ so that it prints the whole log.
     "s390": Arch(
         "s390", "s390x-linux-gnu-", "bzImage", "arch/s390/boot/bzImage",
         "hvc0",

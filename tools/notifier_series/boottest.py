@@ -147,10 +147,11 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     core = core or patches.core_patches(kver)
     branch = branch or patches.CORE_BRANCH
     head = patches.apply(kernel_tree, core, branch)
+    extra = list(extra) + arch.harness(kver)
     if extra:
         # On top of the core branch, so that only what they touch rebuilds.
-        head = patches.apply(kernel_tree, list(extra),
-                             "notifier-series/" + name, branch)
+        head = patches.apply(kernel_tree, extra,
+                             arch.folder("notifier-series/" + name), branch)
     final = os.path.join(out, kver, arch.folder(name))
     stage = output.stage(final)
     build_dir = os.path.join(os.path.dirname(kernel_tree.path),
