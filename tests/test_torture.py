@@ -62,6 +62,17 @@ class ParseTest(unittest.TestCase):
             "torture of atomic chains: FAILURE (stale 3, disorder 0, "
             "errors 0, lost 1) at console line 3"])
 
+    def test_hotplug_failure_is_told_apart(self):
+        text = ["notifier_torture: atomic: Start of test: duration=5",
+                "notifier_torture: atomic: End of test: HOTPLUG: ms=5000 "
+                "stale=0 disorder=0 errors=0 lost=0"]
+        runs = torture.parse(text)
+        self.assertEqual(runs["atomic"]["verdict"], "HOTPLUG")
+        self.assertEqual(runs["atomic"]["failures"], 0)
+        self.assertEqual(torture.problems(runs, ["atomic"]), [
+            "torture of atomic chains: CPU hotplug failed (console line 2); "
+            "the chain passed its checks"])
+
     def test_kernel_dying_mid_run_leaves_it_unfinished(self):
         runs = torture.parse(lines("torture-2005.log"))
         self.assertEqual(runs["2005"]["verdict"], "unfinished")

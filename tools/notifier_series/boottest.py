@@ -18,7 +18,7 @@ SPARSE_FILES = ("kernel/notifier.o", "kernel/notifier_kunit.o",
 # A hang (a chain turned into a cycle spins a CPU) is a soft lockup report
 # within 20 s, and the panic that follows ends the boot.
 APPEND = ("kunit_shutdown=reboot panic=-1 softlockup_panic=1 "
-          "notifier_kunit_early")
+          "notifier_kunit_early notifier_kunit.expect_warnings=1")
 # The torture test (CONFIG_NOTIFIER_TORTURE_TEST) runs these chain types in
 # turn at boot, for TORTURE_SECONDS each unless told otherwise.
 TORTURE_TYPES = ("atomic", "blocking")

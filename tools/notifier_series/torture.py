@@ -1,15 +1,17 @@
 """The notifier torture test (kernel/notifier_torture.c) as its console
 lines tell it: for each chain type, "notifier_torture: <type>: Start of
-test: ..." and "notifier_torture: <type>: End of test: SUCCESS|FAILURE:
-key=value ...", with "notifier_torture: <type>: first failure: ..." at the
-first failed check."""
+test: ..." and "notifier_torture: <type>: End of test:
+SUCCESS|FAILURE|HOTPLUG: key=value ...", with "notifier_torture: <type>:
+first failure: ..." at the first failed check; HOTPLUG when the chain
+passed but CPU hotplug failed."""
 
 import re
 
 TAG = r"notifier_torture: (\S+): "
 TAG_LINE = re.compile(TAG)
 START = re.compile(TAG + r"Start of test: (.*?)\s*$")
-END = re.compile(TAG + r"End of test: (SUCCESS|FAILURE): (.*?)\s*$")
+END = re.compile(TAG + r"End of test: (SUCCESS|FAILURE|HOTPLUG): "
+                 r"(.*?)\s*$")
 FIRST = re.compile(TAG + r"first failure: (.*?)\s*$")
 FIELD = re.compile(r"(\w+)=(-?\d+)")
 FAILURES = ("stale", "disorder", "errors", "lost")
@@ -68,6 +70,10 @@ def problems(runs, expected):
         elif run["verdict"] == "unfinished":
             out.append(f"torture of {kind} chains: started at console line "
                        f"{run['start_line']} but never ended")
+        elif run["verdict"] == "HOTPLUG":
+            out.append(f"torture of {kind} chains: CPU hotplug failed "
+                       f"(console line {run['end_line']}); the chain "
+                       "passed its checks")
         elif run["verdict"] != "SUCCESS":
             counts = ", ".join(f"{k} {run.get(k, 0)}" for k in FAILURES)
             out.append(f"torture of {kind} chains: FAILURE ({counts}) at "
