@@ -6,8 +6,8 @@ ARCH ?= x86_64
 PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
-.PHONY: all deps prepare boot-test mutation-test torture-baseline classify \
-	convert series bisect bench unit-test check
+.PHONY: all deps prepare boot-test arch-boot-test mutation-test \
+	torture-baseline classify convert series bisect bench unit-test check
 
 all: series
 
@@ -19,6 +19,13 @@ prepare: deps
 
 boot-test: deps
 	$(NS) boot-test $(KVER) --arch $(ARCH)
+
+# The fixes proven on the architectures they touch: powerpc and s390
+# kernels built and booted with and without them.  Not part of check (the
+# README quotes its last run).
+arch-boot-test: deps
+	$(NS) boot-test $(KVER) --arch powerpc
+	$(NS) boot-test $(KVER) --arch s390
 
 classify: deps
 	$(NS) classify $(KVER)

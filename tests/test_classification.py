@@ -72,7 +72,7 @@ class LoadTest(unittest.TestCase):
                               "  reason: raw chain\n  colour: red\n"),
                  r"c\.yaml:20: unknown field 'colour'")
         self.bad(GOOD.replace("reviewed: false", "reviewed: nope"),
-                 r"c\.yaml:14: reviewed must be a bool")
+                 r"c\.yaml:14: reviewed must be a boolean")
 
     def test_unknown_class(self):
         self.bad(GOOD.replace("class: blocking", "class: sleepy"),

@@ -145,7 +145,8 @@ class EvidenceTest(unittest.TestCase):
                  "evidence_seconds": 0, "not_followed": {},
                  "spatch_problems": []}
         found = classify.violations_of(self.tree, entries)
-        items, unused = gate.judge(found, found, entries, [])
+        items, unused = gate.judge(found, found, entries, [],
+                                   lambda v: False)
         self.assertEqual(unused, [])
         report = classify.audit(self.tree, entries, facts, [], items)
         self.assertEqual(report["chains"], 10)

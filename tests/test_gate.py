@@ -82,10 +82,11 @@ class GateTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp)
 
-    def judge(self):
+    def judge(self, seen_after=None):
         return gate.judge(classify.violations_of(self.before, self.entries),
                           classify.violations_of(self.after, self.entries),
-                          self.entries, [self.fix])
+                          self.entries, [self.fix],
+                          seen_after or classify.site_seen(self.after, []))
 
     def test_statuses(self):
         items, _ = self.judge()
@@ -107,15 +108,44 @@ class GateTest(unittest.TestCase):
 
     def test_unused_waiver(self):
         _, unused = self.judge()
-        self.assertEqual([(e["chain"], w["function"], w.line)
-                          for e, w in unused],
-                         [("demo_blocking_chain", "no_such_function", 19)])
+        self.assertEqual([(e["chain"], w["function"], w.line, item)
+                          for e, w, item in unused],
+                         [("demo_blocking_chain", "no_such_function", 19,
+                           None)])
 
     def test_without_the_fix_nothing_is_fixed(self):
         found = classify.violations_of(self.before, self.entries)
-        items, _ = gate.judge(found, found, self.entries, [])
+        items, _ = gate.judge(found, found, self.entries, [self.fix],
+                              classify.site_seen(self.before, []))
         self.assertNotIn("fixed", {v["status"] for v in items})
         self.assertIn("OPEN", "\n".join(gate.lines(items)))
+
+    def test_a_site_the_fixed_analysis_lost_is_not_fixed(self):
+        """A fix that spatch could not parse, or that moved the call away,
+        proves nothing: the violation stays open."""
+        items, _ = self.judge(lambda v: False)
+        lost = next(v for v in items if v["function"] == "users_init")
+        self.assertEqual(lost["status"], "open")
+        self.assertIn("no longer sees", lost["unverified"])
+        blind = classify.site_seen(self.after, [
+            f"spatch exited 1 on {USERS}..{USERS}"])
+        items, _ = self.judge(blind)
+        self.assertEqual(next(v for v in items if v["function"] ==
+                              "users_init")["status"], "open")
+
+    def test_a_violation_the_fixes_bring_is_open(self):
+        found = classify.violations_of(self.before, self.entries)
+        items, _ = gate.judge(found[1:], found, self.entries, [self.fix],
+                              classify.site_seen(self.after, []))
+        self.assertTrue(any(v.get("introduced") for v in items))
+
+    def test_no_core_patches_no_fixes(self):
+        self.assertEqual(gate.fix_patches("9.99"), [])
+
+    def test_fixes_come_before_the_first_change_of_notifier_h(self):
+        fixes = gate.fix_patches("6.12")
+        self.assertEqual([os.path.basename(p)[:4] for p in fixes],
+                         ["0001", "0002", "0003", "0004", "0005"])
 
     def test_a_waiver_must_name_a_known_rule_and_a_reason(self):
         bad = YAML.replace("rule: atomic-callout-sleeps", "rule: nap") \
@@ -146,7 +176,8 @@ class CacheTest(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def key(self, files=(USERS,), env=None, flags=()):
-        cache = evidence.Cache(os.path.join(self.tmp, "c"), self.root)
+        cache = evidence.Cache(os.path.join(self.tmp, "c"), self.root,
+                               evidence.spatch_env())
         return cache.key(list(files), env or self.env, flags)
 
     def commit(self, path, text):
@@ -207,6 +238,25 @@ class CacheTest(unittest.TestCase):
         with open(os.path.join(self.root, USERS), "a") as f:
             f.write("/* not committed */\n")
         self.assertIsNone(self.key())
+
+    def test_an_untracked_file_is_not_cached(self):
+        with open(os.path.join(self.root, "drivers/demo/new.h"), "w") as f:
+            f.write("/* not tracked */\n")
+        self.assertIsNone(self.key())
+
+    def test_a_chunk_with_problems_is_not_stored(self):
+        folder = os.path.join(self.tmp, "c")
+
+        def failing(*args):
+            return [], ["spatch exited 137 on a..b"]
+        old, evidence._spatch = evidence._spatch, failing
+        try:
+            evidence.run(self.root, [USERS], 1, "test",
+                         cache=evidence.Cache(folder, self.root,
+                                              evidence.spatch_env()))
+        finally:
+            evidence._spatch = old
+        self.assertFalse(os.path.isdir(folder) and os.listdir(folder))
 
 
 if __name__ == "__main__":

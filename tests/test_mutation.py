@@ -13,14 +13,16 @@ from notifier_series.progress import Error
 def boot(tests, splats=(), brackets=()):
     return {"kunit": {"tests": tests},
             "splats": [{"text": t, "expected": e} for t, e in splats],
-            "expected_warnings": [{"line": 7, "text": t, "seen": n}
-                                  for t, n in brackets]}
+            "expected_warnings": [{"line": 7, "text": t, "seen": n,
+                                   "closed": closed}
+                                  for t, n, closed in brackets]}
 
 
 class MutationTest(unittest.TestCase):
     def test_every_mutant_says_how_it_is_caught(self):
         patches = glob.glob(os.path.join(mutation.FOLDER, "*.patch"))
-        self.assertGreaterEqual(len(patches), 7)
+        patches += glob.glob(os.path.join(mutation.FOLDER, "slow", "*.patch"))
+        self.assertGreaterEqual(len(patches), 8)
         for patch in patches:
             self.assertTrue(any(mutation.expectations(patch).values()),
                             patch)
@@ -50,11 +52,15 @@ class MutationTest(unittest.TestCase):
 
     def test_a_warning_that_never_came_catches_a_mutant(self):
         expected = {"fail": [], "splat": [], "missing": ["no valid type"]}
-        found = mutation.judge(boot({}, brackets=[("has no valid type", 0)]),
-                               expected)
+        found = mutation.judge(
+            boot({}, brackets=[("has no valid type", 0, True)]), expected)
         self.assertIn("never came", found["missing warning 'no valid type'"])
-        found = mutation.judge(boot({}, brackets=[("has no valid type", 1)]),
-                               expected)
+        found = mutation.judge(
+            boot({}, brackets=[("has no valid type", 1, True)]), expected)
+        self.assertIsNone(found["missing warning 'no valid type'"])
+        # A bracket the kernel never closed (it died inside) proves nothing.
+        found = mutation.judge(
+            boot({}, brackets=[("has no valid type", 0, False)]), expected)
         self.assertIsNone(found["missing warning 'no valid type'"])
 
 

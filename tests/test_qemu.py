@@ -19,15 +19,14 @@ class BootEndTest(unittest.TestCase):
     def setUp(self):
         self.log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)
         self.log.close()
-        self.grace = qemu.GRACE
 
     def tearDown(self):
-        qemu.GRACE = self.grace
         os.unlink(self.log.name)
 
-    def boot(self, script, timeout=30, silence=30):
-        rc, seconds, killed = qemu.boot(fake(script), self.log.name, timeout,
-                                        silence=silence)
+    def boot(self, script, timeout=30, silence=30, grace=None):
+        rc, seconds, killed, self.stopped = qemu.boot(
+            fake(script), self.log.name, timeout, restart_grace=grace,
+            silence=silence)
         with open(self.log.name) as f:
             return rc, seconds, killed, f.read()
 
@@ -54,13 +53,21 @@ class BootEndTest(unittest.TestCase):
         self.assertIn("spinning", text)
 
     def test_a_shutdown_the_machine_cannot_do_ends_the_boot(self):
-        qemu.GRACE = 1
-        rc, seconds, killed, text = self.boot(
-            "print('reboot: Restarting system', flush=True); "
-            "print('Unable to reboot. Err=-5', flush=True); time.sleep(60)")
-        self.assertEqual((rc, killed), (0, None))
+        script = ("print('[    1.2] reboot: Restarting system', flush=True); "
+                  "print('Unable to reboot. Err=-5', flush=True); "
+                  "time.sleep(60)")
+        rc, seconds, killed, text = self.boot(script, grace=1)
+        self.assertEqual((rc, killed, self.stopped), (0, None, True))
         self.assertLess(seconds, 10)
         self.assertIn("Unable to reboot", text)
+
+    def test_without_a_grace_a_hung_restart_is_a_hang(self):
+        rc, _, killed, _ = self.boot(
+            "print('reboot: Restarting system', flush=True); "
+            "time.sleep(60)", silence=2)
+        self.assertIsNone(rc)
+        self.assertIn("silent", killed)
+        self.assertFalse(self.stopped)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,10 @@ class Arch:
     console: str        # the kernel's console= device
     qemu: tuple         # QEMU's command line but -smp, -kernel, -append
     package: str        # the Debian package of that QEMU
+    cmdline: str = ""   # kernel parameters of its own
+    # Seconds after the kernel's restart line to stop a machine that
+    # cannot restart (None: QEMU exits by itself, -no-reboot).
+    restart_grace: float = None
 
     @property
     def fragment(self):
@@ -66,7 +70,10 @@ ARCHES = {
         "powerpc", "powerpc64le-linux-gnu-", "vmlinux", "vmlinux", "hvc0",
         ("qemu-system-ppc64", "-nodefaults", "-M", "powernv9", "-m", "2048",
          "-no-reboot", "-nographic", "-serial", "stdio"),
-        "qemu-system-ppc"),
+        "qemu-system-ppc",
+        # initcall_debug: archboot sees the initcalls that run the fixed
+        # sites end.  powernv answers OPAL's reboot request with an error.
+        cmdline="initcall_debug", restart_grace=10),
     # The console on virtio, not on SCLP: see boot-test-s390.config; and
     # tests/kernel-harness/<kver>/s390/ so that it prints the whole log.
     "s390": Arch(
@@ -76,7 +83,7 @@ ARCHES = {
          "1024", "-no-reboot", "-nographic", "-chardev", "stdio,id=con",
          "-device", "virtio-serial-ccw", "-device",
          "virtconsole,chardev=con"),
-        "qemu-system-misc"),
+        "qemu-system-misc", cmdline="initcall_debug"),
 }
 DEFAULT = "x86_64"
 

@@ -33,7 +33,7 @@ def append(torture_seconds=TORTURE_SECONDS, torture_types=TORTURE_TYPES,
     torture's KUnit cases skip without starting a thread: a kernel with a
     broken chain (a mutant) then lives on to run its other KUnit tests."""
     arch = arch or arches.get(arches.DEFAULT)
-    line = (f"console={arch.console} {APPEND} "
+    line = (f"console={arch.console} {APPEND} {arch.cmdline} "
             f"notifier_torture.duration={torture_seconds} "
             f"notifier_torture.torture_type={','.join(torture_types)}")
     if torture_seconds:
@@ -216,13 +216,14 @@ def _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
     arrivals = []       # when each console line came, host time
     with Step(f"booting in {arch.qemu[0]} (-smp 2, TCG, {timeout}s "
               "limit)") as step:
-        rc, _, killed = qemu.boot(
+        rc, _, killed, stopped = qemu.boot(
             qemu.command(kernel, cmdline, arch=arch), log, timeout,
             lambda line: (arrivals.append(time.monotonic()),
-                          _print_line(line)))
+                          _print_line(line)), arch.restart_grace)
     result["boot_seconds"] = round(step.seconds, 1)
     result["timed_out"] = rc is None
     result["killed"] = killed
+    result["stopped_after_restart"] = stopped
     result["qemu_status"] = rc
     with open(log, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()

@@ -14,6 +14,7 @@ DECLARED = ("atomic", "blocking", "raw", "srcu", "bare")
 FIELDS = {"chain": str, "defined": str, "declared": str, "class": str,
           "reason": str, "reviewed": bool}
 REQUIRED = ("chain", "defined", "declared", "class", "reason")
+TYPE_NAMES = {str: "string", bool: "boolean"}
 # A waiver: a rule violation of the chain, at a function of a file, that
 # the series leaves as it is, and why a reviewer may accept that.
 WAIVER_FIELDS = ("rule", "file", "function", "reason")
@@ -71,21 +72,10 @@ def load(path, text=None):
             continue
         entry = Entry()
         entry.line = line
-        for k, v in node.value:
-            name = k.value
-            if name == "waivers":
-                entry["waivers"] = _waivers(path, v, problems)
-                continue
-            if name not in FIELDS:
-                problems.append(f"{path}:{k.start_mark.line + 1}: unknown "
-                                f"field {name!r}")
-                continue
-            value = _scalar(v) if isinstance(v, yaml.ScalarNode) else None
-            if not isinstance(value, FIELDS[name]):
-                problems.append(f"{path}:{v.start_mark.line + 1}: {name} "
-                                f"must be a {FIELDS[name].__name__}")
-                continue
-            entry[name] = value
+        nested = _read_fields(path, node, entry, FIELDS, problems, "field",
+                              nested=("waivers",))
+        if "waivers" in nested:
+            entry["waivers"] = _waivers(path, nested["waivers"], problems)
         label = entry.get("chain", "?")
         missing = [f for f in REQUIRED if f not in entry]
         if missing:
@@ -117,6 +107,33 @@ def load(path, text=None):
     return _scalar(kernel), entries
 
 
+def _read_fields(path, node, record, types, problems, what, nested=(),
+                 nonempty=False):
+    """Reads the fields of the mapping `node` into `record`, each a scalar
+    of the type `types` gives it (and not blank, with `nonempty`); an
+    unknown field or a wrong value goes to `problems` with its file and
+    line.  Returns the nodes of the `nested` fields by name."""
+    found = {}
+    for k, v in node.value:
+        name = k.value
+        if name in nested:
+            found[name] = v
+            continue
+        if name not in types:
+            problems.append(f"{path}:{k.start_mark.line + 1}: unknown "
+                            f"{what} {name!r}")
+            continue
+        value = _scalar(v) if isinstance(v, yaml.ScalarNode) else None
+        if not isinstance(value, types[name]) or \
+                (nonempty and not str(value).strip()):
+            problems.append(f"{path}:{v.start_mark.line + 1}: {name} "
+                            f"must be a {'non-empty ' if nonempty else ''}"
+                            f"{TYPE_NAMES[types[name]]}")
+            continue
+        record[name] = value
+    return found
+
+
 class Waiver(dict):
     """A waived violation, with the line it starts at."""
 
@@ -140,16 +157,8 @@ def _waivers(path, node, problems):
             continue
         waiver = Waiver()
         waiver.line = line
-        for k, v in item.value:
-            value = _scalar(v) if isinstance(v, yaml.ScalarNode) else None
-            if k.value not in WAIVER_FIELDS:
-                problems.append(f"{path}:{k.start_mark.line + 1}: unknown "
-                                f"waiver field {k.value!r}")
-            elif not isinstance(value, str) or not value.strip():
-                problems.append(f"{path}:{v.start_mark.line + 1}: "
-                                f"{k.value} must be a non-empty string")
-            else:
-                waiver[k.value] = value
+        _read_fields(path, item, waiver, dict.fromkeys(WAIVER_FIELDS, str),
+                     problems, "waiver field", nonempty=True)
         missing = [f for f in WAIVER_FIELDS if f not in waiver]
         if missing:
             problems.append(f"{path}:{line}: waiver: missing "

@@ -102,23 +102,53 @@ def violations_of(model, entries):
     return found
 
 
+def site_seen(model, problems):
+    """A function telling whether the analysis `model` still sees the site
+    of a violation: its chain has a use or a callout in the violation's
+    function and file, and spatch reported no problem on that file."""
+    failed = " ".join(problems)
+
+    def seen(v):
+        chain = model.chains.get((v["chain"], v["defined"]))
+        if chain is None or v["file"] in failed:
+            return False
+        uses = chain.sites + chain.callers
+        return (any((s["file"], s["fn"]) == (v["file"], v["function"])
+                    for s in uses) or
+                any((c["file"], c["function"]) == (v["file"], v["function"])
+                    for c in chain.callouts.values()))
+    return seen
+
+
 def violation_gate(kver, work, jobs, model, entries):
     """The violations of the pristine tree `model` and of the tree with
     the fixes of core-patch/<kver>/, judged by gate.judge(); returns
-    (items, problems), problems naming the waivers that match nothing."""
+    (items, problems), problems naming the waivers that match nothing.
+    The fixes' checkout is locked meanwhile, so that two runs do not
+    analyse it while the other changes it."""
     kernel_tree = tree.prepare(kver, work)
     fixes = gate.fix_patches(kver)
-    source = gate.fixes_checkout(kernel_tree, fixes)
-    found = collect(kernel_tree, source, jobs,
-                    f"Linux {kernel_tree.version} with {len(fixes)} fixes")
-    fixed = chains.Tree(found["records"], source)
-    items, unused = gate.judge(violations_of(model, entries),
-                               violations_of(fixed, entries), entries, fixes)
+    before = violations_of(model, entries)
+    if not fixes:
+        items, unused = gate.judge(before, before, entries, [],
+                                   lambda v: False)
+    else:
+        with tree.locked(kernel_tree, "fixes"):
+            source = gate.fixes_checkout(kernel_tree, fixes)
+            found = collect(kernel_tree, source, jobs,
+                            f"Linux {kernel_tree.version} with "
+                            f"{len(fixes)} fixes")
+        fixed = chains.Tree(found["records"], source)
+        items, unused = gate.judge(before, violations_of(fixed, entries),
+                                   entries, fixes,
+                                   site_seen(fixed, found["problems"]))
     gate.report(items)
     path = os.path.relpath(yaml_path(kver), tree.REPO)
     problems = [f"{path}:{w.line}: the waiver of {w['rule']} at "
-                f"{w['file']} {w['function']}() for {e['chain']} matches "
-                "no violation" for e, w in unused]
+                f"{w['file']} {w['function']}() for {e['chain']} "
+                + ("waives a violation that the fixes remove"
+                   if item else "matches no violation")
+                for e, w, item in unused]
     return items, problems
 
 

@@ -53,9 +53,11 @@ def headline(line):
 def scan(lines):
     """Returns (splats, brackets) for the console `lines`.
 
-    splats: [{"line": n, "kind", "text", "expected": bool, "during"}], one
-    per report (a WARN's "cut here" block counts once).  brackets:
-    [{"line": n, "text", "seen": count}] for each EXPECTED WARNING bracket.
+    splats: [{"line": n, "end": n, "kind", "text", "expected": bool,
+    "during"}], one per report (a WARN's "cut here" block counts once),
+    "end" its last line.  brackets: [{"line": n, "text", "seen": count,
+    "closed": bool}] for each EXPECTED WARNING bracket, closed when its END
+    line came.
     """
     splats, brackets = [], []
     bracket = None          # the open bracket, if any
@@ -65,10 +67,13 @@ def scan(lines):
     for i, line in enumerate(lines):
         m = BEGIN.search(line)
         if m:
-            bracket = {"line": i + 1, "text": m.group(1), "seen": 0}
+            bracket = {"line": i + 1, "text": m.group(1), "seen": 0,
+                       "closed": False}
             brackets.append(bracket)
             continue
         if END.search(line):
+            if bracket:
+                bracket["closed"] = True
             bracket = None
             continue
         m = SUBTEST.match(line) or KTAP_RESULT.match(line)
@@ -80,7 +85,7 @@ def scan(lines):
         kind = headline(line)
         if kind:
             if report:
-                _close(report, lines[report["_start"]:i])
+                _close(report, lines[report["_start"]:i], i)
             start = cut if cut is not None and i - cut <= 3 else i
             report = {"line": i + 1, "kind": kind, "text": line.strip(),
                       "expected": False, "during": during,
@@ -89,16 +94,17 @@ def scan(lines):
             cut = None
         if report and (END_TRACE.search(line)
                        or i - report["_start"] >= MAX_REPORT):
-            _close(report, lines[report["_start"]:i + 1])
+            _close(report, lines[report["_start"]:i + 1], i + 1)
             report = None
     if report:
-        _close(report, lines[report["_start"]:])
+        _close(report, lines[report["_start"]:], len(lines))
     for s in splats:
         del s["_start"], s["_bracket"]
     return splats, brackets
 
 
-def _close(report, block):
+def _close(report, block, end):
+    report["end"] = end
     bracket = report["_bracket"]
     if (bracket and report["kind"] in EXPECTABLE
             and any(bracket["text"] in line for line in block)):

@@ -8,8 +8,10 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 
+from . import tree
 from .progress import Error, say
 from .tree import REPO
 
@@ -114,37 +116,30 @@ class Cache:
     keyed by everything they depend on: the semantic patch, spatch's
     version, the wrappers followed, the flags, the chunk's files and the
     .c files they include, and every other file of the tree (headers
-    above all), so that no answer is reused once any input changed.
-    Deleting the folder only costs time."""
+    above all), so that no answer is reused once any input changed.  A
+    checkout with local changes (modified, untracked or ignored files) is
+    not cached at all.  Only clean runs are stored: a chunk on which
+    spatch reported a problem is run again next time.  Deleting the
+    folder only costs time."""
 
-    def __init__(self, folder, tree_path):
+    def __init__(self, folder, tree_path, env):
         self.folder = folder
         self.tree_path = tree_path
-        out = subprocess.run(["git", "-C", tree_path, "ls-files", "-s"],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise Error(f"git ls-files failed in {tree_path}: "
-                        f"{out.stderr.strip()}")
+        self.blobs = None
+        changes = tree.git(tree_path, "status", "--porcelain",
+                           "--ignored=matching", "--untracked-files=all")
+        if changes.strip():
+            return
         self.blobs = {}
-        for line in out.stdout.splitlines():
+        for line in tree.git(tree_path, "ls-files", "-s").splitlines():
             meta, _, path = line.partition("\t")
             self.blobs[path] = meta.split()[1]
-        dirty = subprocess.run(["git", "-C", tree_path, "status",
-                                "--porcelain", "-uno"],
-                               capture_output=True, text=True)
-        if dirty.returncode != 0 or dirty.stdout.strip():
-            # Modified files have no blob of their own yet: no caching.
-            self.blobs = None
-            return
         context = hashlib.sha256()
         for path in sorted(self.blobs):
             if not path.endswith(".c"):
                 context.update(f"{path} {self.blobs[path]}\n".encode())
-        version = subprocess.run(["spatch", "--version"],
-                                 capture_output=True, text=True).stdout
-        with open(SMPL, "rb") as f:
-            smpl = hashlib.sha256(f.read()).hexdigest()
-        self.base = f"{smpl} {version.strip()} {context.hexdigest()}"
+        self.base = (f"{tree.sha256(SMPL)} {spatch_version(env)} "
+                     f"{context.hexdigest()}")
 
     def key(self, files, env, flags):
         if self.blobs is None:
@@ -154,11 +149,12 @@ class Cache:
                  .encode())
         for path in files:
             h.update(f"{path} {self.blobs.get(path)}\n".encode())
-            for inc in self._included_c(path):
+            for inc in self._included_c(path, set()):
                 h.update(f"+{inc} {self.blobs.get(inc)}\n".encode())
         return h.hexdigest()
 
-    def _included_c(self, path):
+    def _included_c(self, path, seen):
+        """The .c files `path` includes, and those they include."""
         try:
             with open(os.path.join(self.tree_path, path), encoding="utf-8",
                       errors="replace") as f:
@@ -166,9 +162,14 @@ class Cache:
         except OSError:
             return []
         here = os.path.dirname(path)
-        return sorted(os.path.normpath(os.path.join(here, name)) for name in
-                      re.findall(r'^\s*#\s*include\s+"([^"]+\.c)"', text,
-                                 re.M))
+        found = []
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+\.c)"', text,
+                               re.M):
+            inc = os.path.normpath(os.path.join(here, name))
+            if inc not in seen:
+                seen.add(inc)
+                found += [inc] + self._included_c(inc, seen)
+        return sorted(found)
 
     def get(self, key):
         if key is None:
@@ -176,18 +177,37 @@ class Cache:
         try:
             with open(os.path.join(self.folder, key + ".json"),
                       encoding="utf-8") as f:
-                return json.load(f)
+                hit = json.load(f)
         except (OSError, ValueError):
             return None
+        ok = isinstance(hit, dict) and {"records", "problems"} <= set(hit)
+        return hit if ok else None
 
     def put(self, key, value):
         if key is None:
             return
         os.makedirs(self.folder, exist_ok=True)
-        path = os.path.join(self.folder, key + ".json")
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
+        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(value, f)
-        os.replace(path + ".tmp", path)
+        os.replace(tmp, os.path.join(self.folder, key + ".json"))
+
+
+def spatch_env(wrappers=()):
+    """The environment spatch runs in: Debian's spatch first on the PATH,
+    and the wrappers the second pass follows."""
+    return dict(os.environ, NOTIFIER_WRAPPERS=",".join(sorted(wrappers)),
+                PATH="/usr/bin:" + os.environ.get("PATH", ""))
+
+
+def spatch_version(env):
+    try:
+        proc = subprocess.run(["spatch", "--version"], env=env,
+                              capture_output=True, text=True)
+    except FileNotFoundError:
+        raise Error("spatch is not installed: install coccinelle "
+                    "(make deps)")
+    return proc.stdout.strip()
 
 
 def run(tree_path, files, jobs, label, wrappers=(), includes=False,
@@ -196,8 +216,7 @@ def run(tree_path, files, jobs, label, wrappers=(), includes=False,
     (spatch's own --jobs does not split an explicit file list); prints
     progress.  Chunks whose records `cache` holds are not run again.
     Returns (records, problems)."""
-    env = dict(os.environ, NOTIFIER_WRAPPERS=",".join(sorted(wrappers)),
-               PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    env = spatch_env(wrappers)
     size = 1 if includes else CHUNK
     chunks = [files[i:i + size] for i in range(0, len(files), size)]
     records, problems, done, reused = [], [], 0, 0
@@ -210,7 +229,7 @@ def run(tree_path, files, jobs, label, wrappers=(), includes=False,
         if hit is not None:
             return hit["records"], hit["problems"], True
         got, bad = _spatch(tree_path, chunk, env, flags)
-        if cache and not any("timeout" in p.lower() for p in bad):
+        if cache and not bad:
             cache.put(key, {"records": got, "problems": bad})
         return got, bad, False
 
@@ -243,7 +262,8 @@ def collect(tree_path, jobs, followed, cache_folder=None):
     """All the records of a tree.  `followed(records)` names the functions
     whose callers the second pass must look at: the chains' wrappers.
     With `cache_folder`, spatch's records are kept there (see Cache)."""
-    cache = Cache(cache_folder, tree_path) if cache_folder else None
+    cache = Cache(cache_folder, tree_path, spatch_env()) \
+        if cache_folder else None
     first = grep_files(tree_path, API_FILES)
     records, problems = run(tree_path, first, jobs, "chain API users",
                             cache=cache)

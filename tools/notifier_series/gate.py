@@ -6,62 +6,42 @@ the bug), or waived in the classification with a reason a reviewer can
 check, or else open.
 
 "Fixed" is what the analysis finds, not what a patch claims: the tree with
-the fixes applied is analysed again, and a violation it no longer shows is
-fixed, by the fixes that change its file."""
+the fixes applied is analysed again, and a violation is fixed when a fix
+changes its file and the analysis of the fixed tree still sees its site,
+without the violation.  A site the second analysis does not see any more
+(spatch failed on the file, the function moved) proves nothing: the
+violation stays open, "unverified"."""
 
 import os
-import re
 
 from . import patches, tree
-from .progress import Error, Step, say
+from .progress import Error, say
 
 CORE_HEADER = "include/linux/notifier.h"
+FIXES_BRANCH = "notifier-series/fixes"
 STATUSES = ("fixed", "waived", "open")
-
-
-def touched_files(patch):
-    """The files a patch file changes."""
-    with open(patch, encoding="utf-8", errors="replace") as f:
-        return sorted(set(re.findall(r"^diff --git a/(\S+) b/", f.read(),
-                                     re.M)))
-
-
-def subject_of(patch):
-    """A patch file's subject, without its [PATCH] prefix."""
-    with open(patch, encoding="utf-8", errors="replace") as f:
-        text = f.read()
-    m = re.search(r"^Subject: (?:\[[^]]*\] )?(.*(?:\n [^\n]*)*)", text, re.M)
-    return " ".join(m.group(1).split()) if m else os.path.basename(patch)
 
 
 def fix_patches(kver):
     """The patches of core-patch/<kver>/ before the core patch, which is
-    the first one that changes <linux/notifier.h>."""
+    the first one that changes <linux/notifier.h>; none for a version
+    without core patches yet (a new one being classified)."""
+    if not os.path.isdir(os.path.join(tree.REPO, "core-patch", kver)):
+        return []
     core = patches.core_patches(kver)
     for i, patch in enumerate(core):
-        if CORE_HEADER in touched_files(patch):
+        if CORE_HEADER in patches.touched_files(patch):
             return core[:i]
     raise Error(f"no patch of core-patch/{kver}/ changes {CORE_HEADER}: "
                 "where is the core patch?")
 
 
 def fixes_checkout(kernel_tree, fixes):
-    """A worktree of the pristine tree with `fixes` applied on a detached
-    head, made again only when its commits are not those patches."""
+    """The path of a worktree of the pristine tree with `fixes` applied, on
+    FIXES_BRANCH; like the tree itself, it is never overwritten when it
+    has local changes."""
     work = tree.worktree(kernel_tree, "fixes")
-    wanted = [patches.patch_id_of(p) for p in fixes]
-    have = patches.commit_ids(work.path, tree.PRISTINE, "HEAD")
-    dirty = tree.git(work.path, "status", "--porcelain",
-                     "--untracked-files=no").strip()
-    if have == wanted and not dirty:
-        return work.path
-    with Step(f"applying {len(fixes)} fixes to a checkout of the pristine "
-              "tree"):
-        tree.git(work.path, "reset", "-q", "--hard")
-        tree.git(work.path, "checkout", "-q", "--detach",
-                 tree.PRISTINE + "^{commit}")
-        if fixes:
-            tree.git(work.path, "am", "-q", "--no-3way", *fixes)
+    patches.apply(work, fixes, FIXES_BRANCH, tree.PRISTINE)
     return work.path
 
 
@@ -81,36 +61,51 @@ def waiver_of(v, entries):
     return None
 
 
-def judge(before, after, entries, fixes):
+def judge(before, after, entries, fixes, seen_after):
     """Each violation of the pristine tree (`before`) and of the tree with
     the fixes (`after`), once, with its "status" and what decided it:
-    "fixed_by" (the fixes that change its file), or "waiver" (the reason
-    and the line of the classification).  Returns (items, unused), unused
-    being the waivers that match no violation."""
+    "fixed_by" (the subjects of the fixes that change its file), a
+    "waiver" (its reason and line), or why it is open ("unverified": the
+    fixed tree's analysis did not see the site; "introduced": only the
+    fixed tree has it).  `seen_after(v)` says whether the analysis of the
+    fixed tree still sees the site of `v`.  Returns (items, unused), unused
+    being the waivers that match no violation, each with the item they
+    would have waived had the fixes not removed it."""
     after_keys = {key(v) for v in after}
-    items, seen, used = [], set(), set()
-    fixed_files = {p: touched_files(p) for p in fixes}
+    before_keys = {key(v) for v in before}
+    touching = {patches.subject_of(p): patches.touched_files(p)
+                for p in fixes}
+    items, seen, used = [], set(), {}
     for v in before + after:
         k = key(v)
         if k in seen:
             continue
         seen.add(k)
         item = dict(v)
-        if k not in after_keys:
+        fixed_by = [s for s, files in touching.items() if v["file"] in files]
+        w = waiver_of(v, entries)
+        if k not in after_keys and fixed_by and seen_after(v):
             item["status"] = "fixed"
-            item["fixed_by"] = [subject_of(p) for p, files in
-                                fixed_files.items() if v["file"] in files]
-        else:
-            w = waiver_of(v, entries)
+            item["fixed_by"] = fixed_by
             if w:
-                item["status"] = "waived"
-                item["waiver"] = {"reason": w["reason"], "line": w.line}
-                used.add(id(w))
-            else:
-                item["status"] = "open"
+                used[id(w)] = item      # a waiver the fixes made stale
+        elif w:
+            item["status"] = "waived"
+            item["waiver"] = {"reason": w["reason"], "line": w.line}
+            used[id(w)] = None
+        else:
+            item["status"] = "open"
+            if k not in after_keys:
+                item["unverified"] = (
+                    "the analysis of the tree with the fixes no longer "
+                    "sees this site" if fixed_by else
+                    "gone with the fixes, none of which changes its file")
+            elif k not in before_keys:
+                item["introduced"] = True
         items.append(item)
-    unused = [(e, w) for e in entries for w in e.get("waivers", [])
-              if id(w) not in used]
+    unused = [(e, w, used.get(id(w))) for e in entries
+              for w in e.get("waivers", [])
+              if id(w) not in used or used[id(w)] is not None]
     return items, unused
 
 
@@ -128,10 +123,13 @@ def lines(items):
     out = []
     for v in items:
         if v["status"] == "fixed":
-            how = "fixed by " + (", ".join(v["fixed_by"]) or
-                                 "the fixes before the core patch")
+            how = "fixed by " + "; ".join(v["fixed_by"])
         elif v["status"] == "waived":
             how = f"waived: {v['waiver']['reason']}"
+        elif v.get("unverified"):
+            how = f"OPEN ({v['unverified']})"
+        elif v.get("introduced"):
+            how = "OPEN (introduced by the fixes)"
         else:
             how = "OPEN"
         out.append(f"{v['site']} in {v['function']}(): [{v['rule']}] "

@@ -162,15 +162,14 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
         with Step(f"benchmarking the {name} kernel in QEMU ({mode}: "
                   f"-smp {how['cpus']} {' '.join(how['accel'][1:])}, "
                   f"{timeout}s limit)"):
-            rc, _, _ = qemu.boot(cmd, log, timeout, lambda line: (
+            rc, _, killed, _ = qemu.boot(cmd, log, timeout, lambda line: (
                 say("    | " + line) if "notifier_bench:" in line and
                 "round=1 " in line or END.search(line) else None))
         with open(log, encoding="utf-8", errors="replace") as f:
             cases, ended, tsc = parse(f.read().splitlines(), mode)
         if rc is None or not ended:
             raise Error(f"the {name} kernel's benchmark did not finish "
-                        f"({'timeout' if rc is None else f'QEMU status {rc}'}"
-                        f"); see {log}")
+                        f"({killed or f'QEMU status {rc}'}); see {log}")
         if not tsc:
             raise Error(f"the {name} kernel did not take the TSC as its "
                         f"clocksource, so its timings count jiffies; see "

@@ -45,7 +45,8 @@ def judge(result, expected):
         found[f"missing warning {text!r}"] = next(
             (f"console.log:{b['line']}: announced, never came"
              for b in result["expected_warnings"]
-             if text in b["text"] and not b["seen"]), None)
+             if text in b["text"] and not b["seen"] and b.get("closed")),
+            None)
     return found
 
 

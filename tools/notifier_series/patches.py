@@ -2,6 +2,7 @@
 
 import glob
 import os
+import re
 import subprocess
 
 from .progress import Error, Step, say
@@ -19,6 +20,22 @@ def core_patches(kver):
         raise Error(f"no core patch for Linux {kver}: {folder} holds no "
                     "*.patch file")
     return patches
+
+
+def touched_files(patch):
+    """The files a patch file changes."""
+    with open(patch, encoding="utf-8", errors="replace") as f:
+        return sorted(set(re.findall(r"^diff --git a/(\S+) b/", f.read(),
+                                     re.M)))
+
+
+def subject_of(patch):
+    """A patch file's subject, without its [PATCH] prefix."""
+    with open(patch, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    m = re.search(r"^Subject: (?:\[[^]]*\] )?(.*(?:\n [^\n]*)*)", text,
+                  re.M)
+    return " ".join(m.group(1).split()) if m else os.path.basename(patch)
 
 
 def _patch_id(text):
@@ -60,11 +77,13 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
             git(tree.path, "checkout", "-q", "-B", branch, base)
             proc = subprocess.run(["git", "-C", tree.path, "am", "-q",
                                    "--no-3way"] + patches,
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
+                                  stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True) \
+                if patches else None
+            if proc and proc.returncode != 0:
                 subprocess.run(["git", "-C", tree.path, "am", "--abort"],
                                capture_output=True)
                 raise Error("git am failed on Linux "
                             f"{tree.version}:\n{proc.stdout}{proc.stderr}")
-            say(f"    applied {', '.join(names)}")
+            say(f"    applied {', '.join(names) or 'nothing'}")
         return git(tree.path, "rev-parse", "HEAD").strip()

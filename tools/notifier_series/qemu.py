@@ -10,11 +10,11 @@ from . import arches
 # A console silent for this long is a hang: the boot is stopped as a
 # timeout, not waited for to its end.
 SILENCE = 120
-# The kernel's last words when it restarts or powers off.  A machine
+# The kernel's last words when it restarts or powers off.  On a machine
 # whose firmware cannot do it (QEMU's powernv answers OPAL's reboot
-# request with an error) is stopped after GRACE seconds, as if it had.
-SHUTDOWN = re.compile(r"reboot: (Restarting system|Power down|System halted)")
-GRACE = 10
+# request with an error), boot() may stop QEMU a grace period after them.
+SHUTDOWN = re.compile(r"^(?:\[[^]]*\] )?reboot: (Restarting system|"
+                      r"Power down|System halted)")
 # One host thread per vCPU, as fast as TCG goes.
 MULTI = ["-accel", "tcg,thread=multi"]
 # Deterministic instruction counting: the vCPUs take turns on one host
@@ -32,13 +32,15 @@ def command(kernel, append, accel=MULTI, cpus=2, arch=None):
             + ["-kernel", kernel, "-append", append])
 
 
-def boot(cmd, console_log, timeout, on_line=None, silence=SILENCE):
+def boot(cmd, console_log, timeout, on_line=None, restart_grace=None,
+         silence=SILENCE):
     """Runs `cmd`, copying the console to `console_log` and each line to
     `on_line`.  Kills QEMU after `timeout` seconds, or once the console
-    has been silent for `silence` seconds, or GRACE seconds after the
-    kernel said it shuts down (then as if QEMU had exited with 0).
-    Returns (exit status, or None when QEMU was killed, seconds, why it
-    was killed or None)."""
+    has been silent for `silence` seconds; with `restart_grace`, stops it
+    that many seconds after the kernel said it restarts or powers off,
+    as if QEMU had exited with 0.  Returns (exit status, or None when QEMU
+    was killed, seconds, why it was killed or None, whether it was stopped
+    after the kernel's restart)."""
     start = time.monotonic()
     last = [start]
     down = [None]       # when the kernel said it shuts down
@@ -59,17 +61,18 @@ def boot(cmd, console_log, timeout, on_line=None, silence=SILENCE):
 
         reader = threading.Thread(target=copy, daemon=True)
         reader.start()
-        killed = None
+        killed, stopped = None, False
         while True:
             try:
                 rc = proc.wait(timeout=1)
                 break
             except subprocess.TimeoutExpired:
                 now = time.monotonic()
-                if down[0] is not None and now - down[0] >= GRACE:
+                if restart_grace is not None and down[0] is not None and \
+                        now - down[0] >= restart_grace:
                     proc.kill()
                     proc.wait()
-                    rc = 0
+                    rc, stopped = 0, True
                     break
                 if now - start >= timeout:
                     killed = f"QEMU still ran after {timeout}s"
@@ -82,4 +85,4 @@ def boot(cmd, console_log, timeout, on_line=None, silence=SILENCE):
                     rc = None
                     break
         reader.join(timeout=10)
-    return rc, time.monotonic() - start, killed
+    return rc, time.monotonic() - start, killed, stopped

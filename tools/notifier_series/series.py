@@ -193,13 +193,14 @@ def cover_letter(kver, version, entries, groups, checks, patches,
         "robust calls, is-empty, the duplicate-registration warning, the "
         "early-boot path, the tracepoints, sparse's __rcu and "
         "lockdep-checked dereferences.",
-        f"The series is generated for Linux {version}: the core patches are "
-        "hand-written, the conversion is cocci/notifier_convert.cocci "
-        f"driven by the reviewed classification classify/linux-{kver}.yaml, "
-        "split per MAINTAINERS section, and the last patch removes the typed "
-        "API.  With the compatibility macros of the first patch in place "
-        "until then, every conversion patch is independent of the others "
-        "and can go through its subsystem's tree.",
+        f"The series is generated for Linux {version}: the fixes of the "
+        "callers that break the new head's context rule and the core "
+        "patches are hand-written, the conversion is "
+        "cocci/notifier_convert.cocci driven by the reviewed classification "
+        f"classify/linux-{kver}.yaml, split per MAINTAINERS section, and the "
+        "last patch removes the typed API.  With the compatibility macros of "
+        "the core patch in place until then, every conversion patch is "
+        "independent of the others and can go through its subsystem's tree.",
     ]
     lines = []
     for paragraph in intro:
@@ -391,7 +392,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
     kernel_tree, core, groups, conversion, entries = build_series(
         kver, work, out, jobs, stage)
     git = kernel_tree.path
-    model, _ = classify.analyse(kver, work, jobs, out, reuse=True)
+    model, _ = classify.analyse(kver, work, jobs, out)
     items, unused = classify.violation_gate(kver, work, jobs, model, entries)
     if unused:
         raise Error("\n".join(unused))

@@ -23,7 +23,8 @@ def fields(text):
 
 def parse(lines):
     """{chain type: result} of the torture runs in console `lines`.  A
-    result is {"verdict": "SUCCESS", "FAILURE" or "unfinished", "start_line",
+    result is {"verdict": "SUCCESS", "FAILURE", "HOTPLUG" or "unfinished",
+    "start_line",
     "end_line", "seconds", "operations", "failures", "per_second": {...},
     "first_failure": text or None, and the counts of the end line}."""
     runs = {}

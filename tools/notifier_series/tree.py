@@ -1,6 +1,8 @@
 """Kernel trees: Debian's linux-source tarball extracted into a git
 repository outside this one, with one pristine baseline commit."""
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -240,6 +242,19 @@ def prepare(kver, work=None, tarball=None):
         say(f"    Linux {record['kernel']} ({record['package']}) is at "
             f"{path}, tagged pristine")
         return Tree(kver, path, record)
+
+
+@contextlib.contextmanager
+def locked(tree, name):
+    """Holds an exclusive lock named `name` next to the tree while the
+    body runs, waiting for another run of the toolkit that holds it."""
+    path = f"{tree.path}-{name}.lock"
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def worktree(tree, suffix):
