@@ -24,9 +24,9 @@ def fields(text):
 def parse(lines):
     """{chain type: result} of the torture runs in console `lines`.  A
     result is {"verdict": "SUCCESS", "FAILURE", "HOTPLUG" or "unfinished",
-    "start_line",
-    "end_line", "seconds", "operations", "failures", "per_second": {...},
-    "first_failure": text or None, and the counts of the end line}."""
+    "start_line", "end_line", "seconds", "operations", "failures",
+    "per_second": {...}, "first_failure": text or None, and the counts of
+    the end line}."""
     runs = {}
     for number, line in enumerate(lines, 1):
         m = START.search(line)
