@@ -71,9 +71,10 @@ ARCHES = {
         ("qemu-system-ppc64", "-nodefaults", "-M", "powernv9", "-m", "2048",
          "-no-reboot", "-nographic", "-serial", "stdio"),
         "qemu-system-ppc",
-        # initcall_debug: archboot sees the initcalls that run the fixed
-        # sites end.  powernv answers OPAL's reboot request with an error.
-        cmdline="initcall_debug", restart_grace=10),
+        # initcall_debug, printed at KERN_DEBUG (loglevel=8): archboot sees
+        # the initcalls that run the fixed sites end.  powernv answers
+        # OPAL's reboot request with an error.
+        cmdline="initcall_debug loglevel=8", restart_grace=10),
     # The console on virtio, not on SCLP: see boot-test-s390.config; and
     # tests/kernel-harness/<kver>/s390/ so that it prints the whole log.
     "s390": Arch(
@@ -83,7 +84,7 @@ ARCHES = {
          "1024", "-no-reboot", "-nographic", "-chardev", "stdio,id=con",
          "-device", "virtio-serial-ccw", "-device",
          "virtconsole,chardev=con"),
-        "qemu-system-misc", cmdline="initcall_debug"),
+        "qemu-system-misc", cmdline="initcall_debug loglevel=8"),
 }
 DEFAULT = "x86_64"
 
