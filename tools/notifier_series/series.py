@@ -220,11 +220,15 @@ def cover_letter(kver, version, entries, groups, checks, patches,
               for e in sorted(by_class["excluded"],
                               key=lambda e: (e["defined"], e["chain"]))]
     fixes = [v for v in violations if v["status"] == "fixed"]
-    lines += ["", "The rule checks of the classification found "
-              f"{len(violations)} callers that break the context rule "
-              "of the new head", "(writers in process context, no "
-              "sleeping callout on an atomic chain...):", ""]
-    lines += [f"  - {line}" for line in gate.lines(violations)]
+    lines += [""] + split.wrap(
+        "The rule checks of the classification (writers in process "
+        "context, no sleeping callout on an atomic chain, no writer in a "
+        "callout of its own chain...) found "
+        + (f"{len(violations)} sites that break the context rule of the "
+           "new head:" if violations else "no site that breaks the "
+           "context rule of the new head."))
+    if violations:
+        lines += [""] + [f"  - {line}" for line in gate.lines(violations)]
     if fixes:
         lines += [""] + split.wrap(
             f"The {len(gate_fix_names(fixes))} patches that fix them come "
