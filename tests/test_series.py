@@ -197,5 +197,31 @@ class GreenTest(unittest.TestCase):
         self.assertIn("1 open", series.summary_lines(report)[0])
 
 
+class CoverLetterTest(unittest.TestCase):
+    ITEM = {"site": "drivers/x.c:9", "function": "x_init", "chain": "x_chain",
+            "rule": "write-in-atomic", "status": "fixed",
+            "fixed_by": ["x: Register outside x_lock"],
+            "why": "register in x_init(): under spin_lock_irqsave()"}
+
+    def letter(self, violations):
+        entries = [{"chain": "x_chain", "defined": "drivers/x.c",
+                    "declared": "atomic", "class": "atomic"}]
+        return series.cover_letter("6.1", "6.1.192", entries, [], [],
+                                   ["p1", "p2"], violations)
+
+    def test_the_violations_and_their_fixes_are_listed(self):
+        text = self.letter([self.ITEM])
+        self.assertIn("found 1 sites that break", text)
+        self.assertIn("drivers/x.c:9 in x_init(): [write-in-atomic] x_chain: "
+                      "fixed by x: Register outside x_lock", text)
+        self.assertIn("The 1 patches that fix them come before the core "
+                      "patch", text)
+
+    def test_no_violation(self):
+        text = self.letter([])
+        self.assertIn("no site that breaks the context rule", text)
+        self.assertNotIn("patches that fix them", text)
+
+
 if __name__ == "__main__":
     unittest.main()
