@@ -7,7 +7,7 @@ import os
 import time
 from collections import Counter
 
-from . import chains, classification, evidence, gate, tree
+from . import chains, classification, evidence, gate, output, tree
 from .progress import Error, Step, say
 
 FOLDER = os.path.join(tree.REPO, "classify")
@@ -79,7 +79,7 @@ def analyse(kver, work, jobs, out, reuse=False):
                         f"Linux {kernel_tree.version}")
         found["stamp"] = stamp
         os.makedirs(folder, exist_ok=True)
-        _write_json(cached, found)
+        output.write_json(cached, found)
     facts = {"kernel": kernel_tree.version,
              "package": kernel_tree.record["package"],
              "evidence_seconds": found["seconds"],
@@ -202,7 +202,7 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     report = audit(model, entries, facts, problems, items)
     report["seconds"] = round(time.monotonic() - start, 1)
     folder = os.path.join(out, kver)
-    _write_json(os.path.join(folder, "audit.json"), report)
+    output.write_json(os.path.join(folder, "audit.json"), report)
     text = audit_text(report)
     with open(os.path.join(folder, "audit.txt.tmp"), "w",
               encoding="utf-8") as f:
@@ -353,10 +353,3 @@ def audit_text(r):
                  f"{', '.join(r['not_followed']) or 'none'}; spatch "
                  f"problems: {len(r['spatch_problems'])}.")
     return "\n".join(lines) + "\n"
-
-
-def _write_json(path, data):
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
-        f.write("\n")
-    os.replace(path + ".tmp", path)

@@ -6,11 +6,10 @@ each text of its "Expect-Missing:" lines must not come, or the boot test
 could not catch it."""
 
 import glob
-import json
 import os
 import re
 
-from . import boottest, tree
+from . import boottest, output, tree
 from .progress import Error, say
 
 FOLDER = os.path.join(tree.REPO, "tests", "kernel-mutations")
@@ -77,9 +76,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
                         "outcome": result["outcome"],
                         "boot_seconds": result["boot_seconds"]})
     path = os.path.join(out, kver, "mutants", "summary.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=1)
-    os.replace(path + ".tmp", path)
+    output.write_json(path, summary)
     for m in summary:
         verdict = "caught" if m["caught"] else "NOT CAUGHT"
         evidence = "; ".join(f"{k}: {v or 'missing'}"
