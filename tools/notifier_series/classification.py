@@ -82,14 +82,9 @@ def load(path, text=None):
             problems.append(f"{path}:{line}: chain {label}: missing "
                             + ", ".join(missing))
             continue
-        if entry["class"] not in CLASSES:
-            problems.append(f"{path}:{line}: chain {label}: unknown class "
-                            f"{entry['class']!r} (one of "
-                            f"{', '.join(CLASSES)})")
-        if entry["declared"] not in DECLARED:
-            problems.append(f"{path}:{line}: chain {label}: unknown "
-                            f"declared kind {entry['declared']!r} (one of "
-                            f"{', '.join(DECLARED)})")
+        where = f"{path}:{line}: chain {label}"
+        _one_of(where, "class", entry["class"], CLASSES, problems)
+        _one_of(where, "declared kind", entry["declared"], DECLARED, problems)
         if entry["declared"] in ("raw", "srcu") and \
                 entry["class"] != "excluded":
             problems.append(f"{path}:{line}: chain {label}: a "
@@ -134,6 +129,16 @@ def _read_fields(path, node, record, types, problems, what, nested=(),
     return found
 
 
+def _one_of(where, what, value, allowed, problems):
+    """Whether `value` is one of `allowed`; if not, says so in `problems`
+    at `where`."""
+    if value in allowed:
+        return True
+    problems.append(f"{where}: unknown {what} {value!r} (one of "
+                    f"{', '.join(allowed)})")
+    return False
+
+
 class Waiver(dict):
     """A waived violation, with the line it starts at."""
 
@@ -164,12 +169,9 @@ def _waivers(path, node, problems):
             problems.append(f"{path}:{line}: waiver: missing "
                             + ", ".join(missing))
             continue
-        if waiver["rule"] not in RULES:
-            problems.append(f"{path}:{line}: waiver: unknown rule "
-                            f"{waiver['rule']!r} (one of "
-                            f"{', '.join(RULES)})")
-            continue
-        out.append(waiver)
+        if _one_of(f"{path}:{line}: waiver", "rule", waiver["rule"], RULES,
+                   problems):
+            out.append(waiver)
     return out
 
 
