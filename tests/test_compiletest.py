@@ -118,6 +118,24 @@ class ElsewhereTest(unittest.TestCase):
                       why["arch/xtensa/x.c"])
 
 
+    def test_arches_limits_the_compile_test_and_says_so(self):
+        class Tree:
+            path = os.path.join(self.tmp, "series")
+        files = [f"drivers/s390/char/{n}.c" for n in ("con3215", "plain")]
+        result = compiletest.run(Tree, files + ["arch/arm64/a.c"],
+                                 os.path.join(self.tmp, "build"),
+                                 os.path.join(self.tmp, "pristine"),
+                                 os.path.join(self.tmp, "log"), 1, {"x86"})
+        self.assertEqual(result["arches"], ["x86"])
+        self.assertEqual((result["compiled"], result["touched"]), (1, 3))
+        why = {n["file"]: n["why"] for n in result["not_compiled"]}
+        self.assertEqual(why["arch/arm64/a.c"],
+                         "not compiled; this run compiled only on x86")
+        self.assertTrue(why["drivers/s390/char/con3215.c"].endswith(
+            "leaves unset (a dependency is not met); this run compiled "
+            "only on x86"))
+
+
 class RaceTest(unittest.TestCase):
     """An object that parallel jobs failed to build (um compiles each
     single target twice, and -j2 races) is built again by one job, and

@@ -199,12 +199,18 @@ class CompileTest:
         return [f for f in group if built[f]], left
 
 
-def run(kernel_tree, files, build_dir, pristine, log, jobs):
+def run(kernel_tree, files, build_dir, pristine, log, jobs, arches=None):
     """{"compiled": N, "touched": N, "x86_compiled": N, "x86_touched": N,
     "failed": [...], "not_compiled": [{"file", "why"}], "compiled_on":
-    {file: arch}}: each file on its own architecture, x86 for those
-    outside arch/; one that x86_64 allmodconfig leaves out on the first
-    other architecture whose allmodconfig builds it."""
+    {file: arch}, "arches": [...]}: each file on its own architecture, x86
+    for those outside arch/; one that x86_64 allmodconfig leaves out on
+    the first other architecture whose allmodconfig builds it.  With
+    `arches`, only those architectures are built, and the files of the
+    others are listed as not compiled, with that reason."""
+    def chosen(arch):
+        return toolchain(arch) and (arches is None or arch in arches)
+    limited = ("; this run compiled only on " + ", ".join(sorted(arches))
+               if arches is not None else "")
     sources = sorted(f for f in files if f.endswith((".c", ".S")))
     by_arch = {}
     for f in sources:
@@ -222,6 +228,10 @@ def run(kernel_tree, files, build_dir, pristine, log, jobs):
                  + (f" ({CROSS[arch]}gcc)" if arch in CROSS else ""))
                 for f in group)
             continue
+        if not chosen(arch):
+            not_compiled.update((f, f"not compiled{limited}")
+                                for f in group)
+            continue
         done, left = test.compile(arch, group)
         result["compiled"] += len(done)
         if arch == "x86":
@@ -232,7 +242,7 @@ def run(kernel_tree, files, build_dir, pristine, log, jobs):
                 # Not counted as a file of x86: tried elsewhere.
                 result["x86_touched"] -= 1
                 elsewhere[f] = symbol
-    for arch in (a for a in ELSEWHERE if toolchain(a)):
+    for arch in (a for a in ELSEWHERE if chosen(a)):
         values = test.config(arch) if elsewhere else None
         here = [f for f, symbol in sorted(elsewhere.items())
                 if values and values.get(symbol)]
@@ -248,8 +258,11 @@ def run(kernel_tree, files, build_dir, pristine, log, jobs):
                 if f in done:
                     result["compiled_on"][f] = arch
             del elsewhere[f]
+    for f in elsewhere:
+        not_compiled[f] += limited
     result["not_compiled"] = [{"file": f, "why": why}
                               for f, why in sorted(not_compiled.items())]
+    result["arches"] = sorted(arches) if arches is not None else "all"
     say(f"    compile-test: {result['compiled']}/{result['touched']} touched "
         f"files compiled, {len(result['failed'])} broken by the series")
     return result

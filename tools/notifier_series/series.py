@@ -304,8 +304,12 @@ def summary_lines(report):
         "git am on the pristine tree: " + ("applies" if report["applies"]
                                            else "FAILS: "
                                            + report["applies_why"]),
-        f"compile-test (allmodconfig, one object per file, x86_64 and "
-        f"the cross compilers): {ct['compiled']}/{ct['touched']} touched "
+        "compile-test: not run (--no-compile-test)" if ct.get("skipped")
+        else "compile-test (allmodconfig, one object per file, "
+        + ("x86_64 and the cross compilers"
+           if ct.get("arches", "all") == "all"
+           else "only on " + ", ".join(ct["arches"]))
+        + f"): {ct['compiled']}/{ct['touched']} touched "
         f".c and .S files compiled "
         f"({ct['x86_compiled']}/{ct['x86_touched']} of x86), "
         f"{len(ct['failed'])} broken, {len(ct['not_compiled'])} not "
@@ -385,9 +389,12 @@ def record_bisect(out, kver, record):
     return True
 
 
-def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
+def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
+        arches=None):
     """Regenerates and checks the series of `kver`; returns an exit
-    status: 0 when every check is green."""
+    status: 0 when every check is green.  `arches` limits the
+    compile-test to those architectures (default: every one with a
+    compiler)."""
     start = time.monotonic()
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
@@ -439,7 +446,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True):
             kernel_tree, touched,
             os.path.join(os.path.dirname(git), f"build-{kver}-allmod"),
             classify.pristine_checkout(kernel_tree),
-            os.path.join(stage, "compile-test.log"), jobs)
+            os.path.join(stage, "compile-test.log"), jobs, arches)
         report["compile_test"]["log"] = "compile-test.log"  # next to this
     else:
         report["compile_test"] = {"compiled": 0, "touched": 0,
