@@ -65,6 +65,8 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
         raise Error(f"{tree.path} has local changes; refusing to apply "
                     "patches:\n  " + "\n  ".join(changes[:10]))
     names = [os.path.relpath(p, REPO) for p in patches]
+    listed = (", ".join(names) if len(names) < 3 else
+              f"the {len(names)} patches {names[0]} to {names[-1]}")
     with Step(f"applying {len(patches)} patches to Linux {tree.version} "
               f"on branch {branch}"):
         wanted = [patch_id_of(p) for p in patches]
@@ -72,7 +74,7 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
                      "refs/heads/" + branch, check=False).strip()
         if exists and commit_ids(tree.path, base, branch) == wanted:
             git(tree.path, "checkout", "-q", branch)
-            say(f"    {branch} already holds {', '.join(names)}")
+            say(f"    {branch} already holds {listed}")
         else:
             git(tree.path, "checkout", "-q", "-B", branch, base)
             proc = subprocess.run(["git", "-C", tree.path, "am", "-q",
@@ -85,5 +87,5 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
                                capture_output=True)
                 raise Error("git am failed on Linux "
                             f"{tree.version}:\n{proc.stdout}{proc.stderr}")
-            say(f"    applied {', '.join(names) or 'nothing'}")
+            say(f"    applied {listed or 'nothing'}")
         return git(tree.path, "rev-parse", "HEAD").strip()
