@@ -117,7 +117,6 @@ class ElsewhereTest(unittest.TestCase):
         self.assertIn("no cross compiler for arch/xtensa",
                       why["arch/xtensa/x.c"])
 
-
     def test_arches_limits_the_compile_test_and_says_so(self):
         class Tree:
             path = os.path.join(self.tmp, "series")
