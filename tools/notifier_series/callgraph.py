@@ -24,7 +24,7 @@ import time
 from collections import defaultdict
 
 from . import lexfacts
-from .lexfacts import CALL, CLOSE, GFP, ICALL, JUMP, OPEN
+from .lexfacts import CALL, CLOSE, DEAD, GFP, ICALL, JUMP, LABEL, OPEN
 from .progress import Error, say
 
 # Folders that hold no kernel code.
@@ -434,11 +434,19 @@ class Graph:
     def _replay(self, n, events):
         """(line, target, how, region) of the calls of node n, the
         regions replayed over its blocks: a block ending in a jump gives
-        back the regions of its start."""
+        back the regions of its start, and a label after a return or a
+        goto starts with none (a goto's regions are not followed)."""
         path = self.file[n]
-        held, saved = [], []
+        held, saved, dead = [], [], False
         for ev in events:
             kind = ev[0]
+            if kind == DEAD:
+                dead = True
+            elif kind == LABEL:
+                if dead:
+                    held = []
+            elif kind in (CALL, ICALL):
+                dead = False
             if kind == OPEN:
                 saved.append(list(held))
             elif kind == CLOSE:
@@ -700,3 +708,44 @@ class Graph:
                 "calls": sum(len(c) for c in self.calls),
                 "ambiguous_names": len(self.ambiguous),
                 "lock_wrappers": len(self.wrappers)}
+
+
+# -- reports -----------------------------------------------------------------
+
+def report(graph, figures):
+    """What a reviewer needs to trust the graph: its size, what it does
+    not follow, and where the sleeping closure stops."""
+    safe = graph.atomic_safe()
+    return {
+        **figures, **graph.size(),
+        "ambiguous": {name: sorted(files)[:10] for name, files in
+                      sorted(graph.ambiguous.items())},
+        "too_many_targets": {m: len(ns) for m, ns in
+                             sorted(graph.too_many.items())},
+        "atomic_safe": sorted(f"{graph.name[n]} ({graph.file[n]}): called "
+                              f"in atomic regions from {k} files"
+                              for n, k in safe.items()),
+    }
+
+
+def explain(graph, name, depth=DEPTH):
+    """Lines telling why each function called `name` may run in atomic
+    context and may sleep."""
+    nodes = [n for n in range(len(graph.name)) if graph.name[n] == name]
+    if not nodes:
+        return [f"{name}: no such function or macro in the call graph"]
+    sleeping, reach = graph.sleeping(), graph.atomic_reach()
+    lines = []
+    for n in nodes:
+        lines.append(f"{name}() at {graph.file[n]}:{graph.line[n]}:")
+        for what, path in (("atomic", graph.atomic_path(n, reach, depth)
+                            if n in reach else None),
+                           ("sleeps", graph.sleep_path(n, sleeping, depth)
+                            if n in sleeping else None)):
+            if path is None:
+                lines.append(f"  {what}: no path within {depth} calls")
+                continue
+            lines.append(f"  {what}:")
+            lines += [f"    {s['file']}:{s['line']} {s['function']}(): "
+                      f"{s['note']}" for s in path]
+    return lines

@@ -11,6 +11,8 @@ import os
 import re
 from collections import defaultdict
 
+from . import paths
+
 API = re.compile(r"^(?:(atomic|blocking|raw|srcu)_notifier_|notifier_)"
                  r"(chain_register_unique_prio|chain_register|"
                  r"chain_unregister|call_chain_robust|call_chain_is_empty|"
@@ -67,6 +69,9 @@ class Chain:
         self.callers = []        # the call wrappers' callers, same shape
         self.callouts = {}       # (file, function) -> {"blocks", "sleeps"}
         self.declarations = []   # extern declarations, "file:line"
+        self.evidence = []       # paths of the call graph (paths.py)
+        self.conflicts = []
+        self.searched = {}
 
     @property
     def key(self):
@@ -383,7 +388,9 @@ def blocking_evidence(chain):
 
 def propose(chain):
     """(class, [reasons]) from the evidence: atomic, blocking, conflict,
-    unknown, or excluded for raw and SRCU chains."""
+    unknown, or excluded for raw and SRCU chains.  The evidence is the
+    context seen at the sites and, when the chain has them, the paths of
+    the call graph (paths.py), the shortest first."""
     if chain.kind in EXCLUDED:
         return "excluded", [EXCLUDED[chain.kind]]
     atomic = atomic_evidence(chain)
@@ -391,6 +398,16 @@ def propose(chain):
     reasons = ([f"called in atomic context at {where(s)} in {s['fn']}(): "
                 f"{why}" for s, why in atomic]
                + [why for _, why in blocking])
+    found = {kind: [i for i in chain.evidence if i["kind"] == kind]
+             for kind in ("atomic-caller", "sleeping-callout",
+                          "sleeping-caller")}
+    atomic = atomic or found["atomic-caller"]
+    blocking = blocking or found["sleeping-callout"]
+    reasons += [paths.summary(i) for kind in ("atomic-caller",
+                                              "sleeping-callout")
+                for i in sorted(found[kind], key=lambda i: i["depth"])]
+    if not atomic and not blocking and found["sleeping-caller"]:
+        return "unknown", [paths.summary(found["sleeping-caller"][0])]
     if atomic and blocking:
         return "conflict", reasons
     if atomic:

@@ -7,7 +7,8 @@ import os
 import time
 from collections import Counter
 
-from . import chains, classification, evidence, gate, output, tree
+from . import (callgraph, chains, classification, evidence, gate, output,
+               paths, tree)
 from .progress import Error, Step, say
 
 FOLDER = os.path.join(tree.REPO, "classify")
@@ -41,6 +42,59 @@ def evidence_cache(kernel_tree):
     """The folder of spatch's cached records, in the work folder."""
     return os.path.join(os.path.dirname(kernel_tree.path), "cache",
                         "evidence")
+
+
+def callgraph_cache(kernel_tree):
+    """The file of the call graph's facts, in the work folder."""
+    return os.path.join(os.path.dirname(kernel_tree.path), "cache",
+                        "callgraph", os.path.basename(kernel_tree.path)
+                        + ".pickle")
+
+
+def build_graph(kernel_tree, source, jobs, what):
+    """(callgraph.Graph, figures) of the checkout `source`, its facts
+    read again only for the files that changed since the last run."""
+    with Step(f"call graph of {what}"):
+        facts, figures = callgraph.index(source, callgraph_cache(
+            kernel_tree), jobs)
+        started = time.monotonic()
+        graph = callgraph.Graph(facts)
+        figures["link_seconds"] = round(time.monotonic() - started, 1)
+        figures.update(graph.size())
+    say(f"    {figures['files']} files ({figures['read']} read again, "
+        f"{figures['megabytes_read']} MB) in {figures['index_seconds']}s, "
+        f"linked in {figures['link_seconds']}s: {figures['functions']} "
+        f"functions, {figures['calls']} calls")
+    return graph, figures
+
+
+def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):
+    """Builds or refreshes the call graph of the pristine tree of `kver`,
+    writes out/<kver>/callgraph.json and prints the paths of the
+    functions named in `explain`."""
+    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    kernel_tree = tree.prepare(kver, work)
+    graph, figures = build_graph(kernel_tree, pristine_checkout(
+        kernel_tree), jobs or os.cpu_count() or 1,
+        f"Linux {kernel_tree.version}")
+    folder = os.path.join(out, kver)
+    os.makedirs(folder, exist_ok=True)
+    output.write_json(os.path.join(folder, "callgraph.json"),
+                      callgraph.report(graph, figures))
+    say(f"  report in {folder}/callgraph.json")
+    for name in explain:
+        say("\n".join(callgraph.explain(graph, name)))
+    return 0
+
+
+def attach_evidence(model, graph, entries, depth):
+    """The call graph's evidence on every chain of `model`; the callouts
+    of the chains classified atomic (declared atomic when not
+    classified) run in atomic context.  Returns figures."""
+    decided = {e.key: e["class"] for e in entries}
+    atomic = {key for key, c in model.chains.items()
+              if decided.get(key, c.kind) == "atomic"}
+    return paths.attach(model, graph, atomic, depth)
 
 
 def collect(kernel_tree, source, jobs, what):
@@ -169,7 +223,7 @@ def draft_entry(chain):
 
 
 def run(kver, work=None, jobs=None, out=None, update=False, source=None,
-        reuse=False):
+        reuse=False, depth=callgraph.DEPTH):
     """Classifies the chains of `kver` and writes out/<kver>/audit.json and
     audit.txt; with `update`, first writes classify/linux-<kver>.yaml from
     `source` (default: that file itself), keeping reviewed decisions.
@@ -178,12 +232,17 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     jobs = jobs or os.cpu_count() or 1
     start = time.monotonic()
     model, facts = analyse(kver, work, jobs, out, reuse)
+    kernel_tree = tree.prepare(kver, work)
+    graph, facts["callgraph"] = build_graph(
+        kernel_tree, pristine_checkout(kernel_tree), jobs,
+        f"Linux {kernel_tree.version}")
     path = yaml_path(kver)
+    origin = source or path
+    entries = []
+    if os.path.exists(origin):
+        _, entries = classification.load(origin)
+    facts["callgraph"].update(attach_evidence(model, graph, entries, depth))
     if update:
-        origin = source or path
-        entries = []
-        if os.path.exists(origin):
-            _, entries = classification.load(origin)
         drafts = {key: draft_entry(c) for key, c in model.chains.items()}
         entries, changes = classification.carry(entries, model.chains,
                                                 drafts)
@@ -222,12 +281,18 @@ def audit(model, entries, facts, problems, violations):
     the gate's items."""
     decided = {e.key: e for e in entries}
     by_kind = Counter(c.kind for c in model.chains.values())
-    agreement = Counter()
-    chain_rows, disagreements = [], []
+    agreement, coverage = Counter(), Counter()
+    chain_rows, disagreements, conflicts = [], [], []
     for key, chain in sorted(model.chains.items()):
         proposed, reasons = chains.propose(chain)
         entry = decided.get(key)
         klass = entry["class"] if entry else chain.kind
+        if klass in ("atomic", "blocking"):
+            coverage["with_evidence" if chain.evidence else "without"] += 1
+            coverage["conflicts"] += bool(chain.conflicts)
+        for c in chain.conflicts:
+            conflicts.append({"chain": chain.id, "defined": chain.defined,
+                              "class": klass, **c})
         if proposed != "excluded":
             if proposed == "unknown":
                 agreement["no_evidence"] += 1
@@ -239,12 +304,13 @@ def audit(model, entries, facts, problems, violations):
                                       "defined": chain.defined,
                                       "declared": chain.kind,
                                       "proposed": proposed, "class": klass,
-                                      "evidence": reasons})
+                                      "reasons": reasons})
         chain_rows.append({
             "chain": chain.id, "defined": f"{chain.defined}:{chain.line}",
             "declared": chain.kind, "proposed": proposed, "class": klass,
             "reviewed": bool(entry) and entry.get("reviewed", True),
-            "evidence": reasons,
+            "reasons": reasons, "evidence": chain.evidence,
+            "conflicts": chain.conflicts, "searched": chain.searched,
             "sites": [_site(s) for s in chain.sites],
             "callers": [_site(s) for s in chain.callers],
             "callouts": [{"function": c["function"], "block": c["block"],
@@ -253,6 +319,9 @@ def audit(model, entries, facts, problems, violations):
                          for c in chain.callouts.values()]})
     return {
         **facts, "chains": len(model.chains), "by_kind": dict(by_kind),
+        "coverage": {k: coverage[k] for k in ("with_evidence", "without",
+                                               "conflicts")},
+        "conflicts": conflicts,
         "agreement": {k: agreement[k] for k in ("agree", "disagree",
                                                 "no_evidence")},
         "disagreements": disagreements, "violations": violations,
@@ -269,6 +338,19 @@ def audit(model, entries, facts, problems, violations):
         "seed": seed_comparison(model, decided),
         "details": chain_rows,
     }
+
+
+def _searched(s):
+    """What the call graph searched for a chain, in words."""
+    if not s:
+        return "nothing (excluded)"
+    text = (f"{s['call_sites']} call sites and their callers, "
+            f"{s['write_sites']} write sites, {s['callouts']} callouts "
+            f"and their callees, up to {s['depth']} calls deep")
+    if s["not_in_graph"]:
+        text += ("; not in the call graph: "
+                 + ", ".join(s["not_in_graph"]))
+    return text
 
 
 def _site(s):
@@ -307,6 +389,10 @@ def audit_text(r):
         + f".  Proposed class vs declared kind: {r['agreement']['agree']} "
         f"agree, {r['agreement']['disagree']} disagree, "
         f"{r['agreement']['no_evidence']} without evidence.  "
+        f"Call graph evidence: {r['coverage']['with_evidence']} of "
+        f"{r['coverage']['with_evidence'] + r['coverage']['without']} "
+        f"atomic/blocking chains have a path, "
+        f"{r['coverage']['conflicts']} conflicts.  "
         f"{len(r['violations'])} rule violations ("
         + ", ".join(f"{r['gate'][s]} {s}" for s in gate.STATUSES) + "), "
         f"{len(r['unresolved_sites'])} sites whose chain is not known.  "
@@ -323,7 +409,15 @@ def audit_text(r):
     section("Disagreements of the evidence with the declared kind", [
         f"{d['chain']} ({d['defined']}): declared {d['declared']}, "
         f"proposed {d['proposed']}, classified {d['class']}\n    "
-        + "\n    ".join(d["evidence"][:5]) for d in r["disagreements"]])
+        + "\n    ".join(d["reasons"][:5]) for d in r["disagreements"]])
+    section("Conflicts: a path from atomic context to a call and a path "
+            "from a callout to a sleep (not yet gated: see the README)", [
+        f"{c['chain']} ({c['defined']}), classified {c['class']}:\n"
+        + "".join(f"    {part}: {c[part]['subject']}\n"
+                  + "".join(f"      {line}\n"
+                            for line in paths.render(c[part]))
+                  for part in ("atomic", "sleeps")).rstrip("\n")
+        for c in r["conflicts"]])
     section("Rule violations: fixed before the core patch, waived, or "
             "open", gate.lines(r["violations"]))
     section("Classes that differ from the declared kind", [
@@ -344,7 +438,10 @@ def audit_text(r):
         f"{'' if d['reviewed'] else ' (draft)'}; proposed {d['proposed']}; "
         f"{len(d['sites'])} sites, {len(d['callers'])} wrapper calls, "
         f"{len(d['callouts'])} callouts"
-        + "".join(f"\n    {e}" for e in d["evidence"][:3])
+        + "".join(f"\n    {e}" for e in d["reasons"][:3])
+        + ("".join(f"\n    {paths.summary(e)}" for e in d["evidence"][:3])
+           if d["evidence"] else
+           f"\n    no evidence: searched {_searched(d['searched'])}")
         for d in r["details"]])
     lines.append(f"Evidence: {r['files']['api']} files using the chain API, "
                  f"{r['files']['callers']} calling {r['wrappers']} of the "
@@ -352,4 +449,15 @@ def audit_text(r):
                  f"followed (too many callers): "
                  f"{', '.join(r['not_followed']) or 'none'}; spatch "
                  f"problems: {len(r['spatch_problems'])}.")
+    g = r.get("callgraph")
+    if g:
+        lines.append(
+            f"Call graph: {g['files']} files ({g['read']} read again) in "
+            f"{g['index_seconds']}s, linked in {g['link_seconds']}s; "
+            f"{g['functions']} functions, {g['macros']} macros, "
+            f"{g['calls']} calls, {g['lock_wrappers']} lock wrappers, "
+            f"{g['ambiguous_names']} ambiguous names (not followed), "
+            f"{len(g['unbalanced'])} files whose braces do not balance; "
+            f"{g['atomic_functions']} functions reached in atomic context, "
+            f"{g['sleeping_functions']} that may sleep.")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ do not balance is reported by `facts()["unbalanced"]`.
 
 Events of a function body, in order:
   (OPEN,) (CLOSE,) (JUMP,)   a block opens, closes, closes after a jump
+  (DEAD,) (LABEL,)           a return or goto statement; a label
   (CALL, callee, line, args, cond)
                              args: ((index, identifier), ...); cond: the
                              statement is a braceless if or else
@@ -26,8 +27,8 @@ CALL events of "toplevel".
 
 import re
 
-OPEN, CLOSE, JUMP, CALL, ICALL, GFP = range(6)
-VERSION = "4"           # bump when the facts change: the cache keys on it
+OPEN, CLOSE, JUMP, CALL, ICALL, GFP, DEAD, LABEL = range(8)
+VERSION = "5"           # bump when the facts change: the cache keys on it
 
 TOKEN = re.compile(r"""
  (?P<nl>\n)
@@ -58,6 +59,7 @@ ATTRIBUTES = re.compile(r"^(__attribute__|__attribute|__printf|__scanf|"
                         r"__inline__|__inline|static|extern|const|"
                         r"EXPORT_SYMBOL\w*)$")
 # Macros that define a function: SYSCALL_DEFINE3(name, ...) { ... }
+# defines name(), as spatch names it.
 DEFINERS = re.compile(r"^(?:COMPAT_)?SYSCALL_DEFINE\d$")
 # GFP flags with __GFP_DIRECT_RECLAIM: an allocation that may sleep.
 SLEEPING_GFP = frozenset(("GFP_KERNEL", "GFP_KERNEL_ACCOUNT", "GFP_USER",
@@ -261,6 +263,9 @@ def facts(text):
                 _variable(stmt, types, heads, line,
                           func[0] if func else None)
             last_stmt = stmt[0] if stmt else None
+            if func is not None and last_stmt in ("return", "goto") \
+                    and top and top[0] in ("fn", "block"):
+                events.append((DEAD,))
             stmt = []
             if depth == 0:
                 decl = []
@@ -272,6 +277,11 @@ def facts(text):
                     and i + 1 < n and toks[i + 1][1] == "(":
                 toplevel.append((CALL, v, line, _args(toks, i + 1)[0],
                                  False))
+            if kind == "id" and len(stmt) == 1 and func is not None \
+                    and i + 1 < n and toks[i + 1][1] == ":" \
+                    and v not in ("case", "default") \
+                    and top and top[0] in ("fn", "block"):
+                events.append((LABEL,))
             if kind == "id":
                 i = _in_body(toks, i, func, events, types, stack, fptrs,
                              stmt[0] in ("if", "else"))
@@ -307,7 +317,7 @@ def _opening(decl, stmt, top):
         name, (a, b) = found
         params, ptypes = _param_names(decl[a:b])
         if DEFINERS.match(name):
-            name = "sys_" + (params[0] or "") if params else name
+            name = params[0] or name if params else name
         return ("fn", name, "static" in decl[:a], params, ptypes,
                 "gfp_t" in decl[a:b])
     return ("block", None)
