@@ -1,0 +1,209 @@
+"""The call graph and its evidence on a fixture tree
+(tests/fixtures/callgraph): each chain there has one kind of evidence
+that lies beyond the function that uses it.  Every test first shows that
+the analysis without the call graph (spatch's records, one function
+deep) does not find it, then that the call graph does, with its path."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from tests import tools_path  # noqa: F401
+from notifier_series import callgraph, chains, evidence, lexfacts, paths
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "callgraph")
+
+
+def git_tree(folder):
+    shutil.copytree(FIXTURE, folder)
+    for cmd in (["init", "-q"], ["add", "-A"],
+                ["-c", "user.name=T", "-c", "user.email=t@example.org",
+                 "commit", "-q", "-m", "fixture"]):
+        subprocess.run(["git", "-C", folder] + cmd, check=True)
+    return folder
+
+
+class CallGraphTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.root = git_tree(os.path.join(cls.tmp, "tree"))
+        cls.cache = os.path.join(cls.tmp, "cache", "facts.pickle")
+        facts, cls.figures = callgraph.index(cls.root, cls.cache, 1)
+        cls.graph = callgraph.Graph(facts)
+        found = evidence.collect(cls.root, 2, lambda records: chains.followed(
+            chains.Tree(records, cls.root)))
+        cls.records = found["records"]
+        # Today's analysis: spatch's records alone.
+        cls.before = chains.Tree(cls.records, cls.root)
+        # With the call graph: its heads, statics and paths.
+        cls.after = chains.Tree(cls.records, cls.root, cls.graph.heads,
+                                cls.graph.is_static)
+        atomic = {k for k, c in cls.after.chains.items()
+                  if c.kind == "atomic"}
+        paths.attach(cls.after, cls.graph, atomic)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def chain(self, model, cid):
+        found = [c for c in model.chains.values() if c.id == cid]
+        self.assertEqual(len(found), 1, cid)
+        return found[0]
+
+    def evidence(self, cid, kind, subject=None):
+        return [i for i in self.chain(self.after, cid).evidence
+                if i["kind"] == kind and subject in (None, i["subject"])]
+
+    def steps(self, item):
+        return [(s["file"], s["line"], s["function"]) for s in item["path"]]
+
+    def assert_unknown_before(self, cid):
+        klass, reasons = chains.propose(self.chain(self.before, cid))
+        self.assertEqual(klass, "unknown", reasons)
+
+    def test_depth_across_files_through_a_wrapper_of_request_irq(self):
+        self.assert_unknown_before("cg_deep_chain")
+        [item] = self.evidence("cg_deep_chain", "atomic-caller",
+                               "drivers/cg/deep.c:12")
+        self.assertEqual(self.steps(item), [
+            ("drivers/cg/irq.c", 18, "cg_irq"),
+            ("drivers/cg/irq.c", 12, "cg_irq"),
+            ("drivers/cg/deep2.c", 7, "cg_deep2"),
+            ("drivers/cg/deep.c", 12, "cg_deep3")])
+        self.assertEqual(item["depth"], 4)
+        self.assertIn("given to cg_request_irq()", item["path"][0]["note"])
+        self.assertEqual(chains.propose(self.chain(
+            self.after, "cg_deep_chain"))[0], "atomic")
+
+    def test_ops_structure_function_pointer(self):
+        self.assert_unknown_before("cg_ops_chain")
+        [item] = self.evidence("cg_ops_chain", "atomic-caller")
+        self.assertEqual(self.steps(item), [
+            ("drivers/cg/ops_user.c", 10, "cg_kick_locked"),
+            ("drivers/cg/ops.c", 11, "cg_kick")])
+        self.assertIn("(typed) under spin_lock_irqsave() from line 9",
+                      item["path"][0]["note"])
+
+    def test_lock_helper(self):
+        self.assert_unknown_before("cg_lockhelp_chain")
+        items = self.evidence("cg_lockhelp_chain", "atomic-caller")
+        self.assertEqual([i["subject"] for i in items],
+                         ["drivers/cg/lockhelp.c:22"])
+        self.assertIn("under cg_lock() from line 21",
+                      items[0]["path"][0]["note"])
+
+    def test_chain_called_from_a_callout_of_an_atomic_chain(self):
+        self.assert_unknown_before("cg_inner_chain")
+        [item] = self.evidence("cg_inner_chain", "atomic-caller",
+                               "drivers/cg/nested.c:11")
+        self.assertEqual(self.steps(item), [
+            ("drivers/cg/nested.c", 21, "cg_outer_cb"),
+            ("drivers/cg/nested.c", 17, "cg_outer_cb"),
+            ("drivers/cg/nested.c", 11, "cg_inner_call")])
+        self.assertIn("callout of the atomic chain cg_outer_chain",
+                      item["path"][0]["note"])
+
+    def test_threaded_handler_is_process_context(self):
+        # Today's analysis gets this one right too: a guard.
+        self.assert_unknown_before("cg_thread_chain")
+        self.assertEqual(self.evidence("cg_thread_chain", "atomic-caller"),
+                         [])
+        self.assertNotIn(self.graph.node_of("cg_thread_fn",
+                                            "drivers/cg/threaded.c"),
+                         self.graph.atomic_reach())
+
+    def test_no_evidence_through_a_same_named_static(self):
+        klass, reasons = chains.propose(self.chain(self.before,
+                                                   "cg_static_chain"))
+        self.assertEqual(klass, "atomic")       # the false citation
+        self.assertIn("drivers/other/statics.c", " ".join(reasons))
+        chain = self.chain(self.after, "cg_static_chain")
+        self.assertEqual(chains.propose(chain)[0], "unknown")
+        self.assertEqual({s["file"] for s in chain.callers},
+                         {"drivers/cg/statics.c"})
+        self.assertEqual(self.evidence("cg_static_chain", "atomic-caller"),
+                         [])
+
+    def test_sleep_through_a_bus_read_helper(self):
+        before = self.chain(self.before, "cg_i2c_chain")
+        self.assertEqual([c["sleeps"] for c in before.callouts.values()],
+                         [[]])
+        [item] = self.evidence("cg_i2c_chain", "sleeping-callout")
+        self.assertEqual(self.steps(item), [
+            ("drivers/cg/i2c.c", 25, "cg_i2c_cb"),
+            ("drivers/cg/i2c.c", 19, "cg_read"),
+            ("drivers/cg/i2c.c", 12, "cg_xfer"),
+            ("kernel/locking/mutex.c", 4, "mutex_lock")])
+        self.assertEqual(item["path"][-1]["note"], "calls might_sleep()")
+
+    def test_heads_in_structures_and_allocated_at_run_time(self):
+        ids = {c.id for c in self.before.chains.values()}
+        self.assertNotIn("struct cg_dev.heads", ids)
+        self.assertNotIn("struct cg_dev.nh", ids)
+        heads = self.chain(self.after, "struct cg_dev.heads")
+        self.assertEqual((heads.kind, heads.defined),
+                         ("raw", "include/cg/cg.h"))
+        nh = self.chain(self.after, "struct cg_dev.nh")
+        self.assertEqual(nh.kind, "blocking")
+        self.assertEqual([(s["op"], s["line"]) for s in nh.sites],
+                         [("call", 36)])
+        self.assertEqual(self.after.unresolved, [])
+
+    def test_cache_reads_only_changed_files(self):
+        self.assertEqual(self.figures["read"], self.figures["files"])
+        path = os.path.join(self.root, "drivers", "cg", "deep2.c")
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("\nvoid cg_more(void)\n{\n\tmsleep(1);\n}\n")
+        try:
+            facts, figures = callgraph.index(self.root, self.cache, 1)
+            self.assertEqual(figures["read"], 1)
+            graph = callgraph.Graph(facts)
+            self.assertIn(graph.node_of("cg_more", "drivers/cg/deep2.c"),
+                          graph.sleeping())
+        finally:
+            subprocess.run(["git", "-C", self.root, "checkout", "-q", "--",
+                            "."], check=True)
+
+
+class LexerTest(unittest.TestCase):
+    def test_regions_of_branches_labels_and_braceless_locks(self):
+        text = """
+void f(struct x *x)
+{
+	if (a) {
+		local_irq_disable();
+		g1();
+	} else {
+		g2();
+	}
+	spin_lock(&x->l);
+	if (b) {
+		spin_unlock(&x->l);
+		return;
+	}
+	g3();
+	return;		/* with the lock held: a __releases() function */
+out:
+	g4();
+	if (c)
+		spin_lock(&x->l);
+	g5();
+}
+"""
+        graph = callgraph.Graph({"a.c": lexfacts.facts(text)})
+        n = graph.node_of("f", "a.c")
+        regions = {graph.name[t] if isinstance(t, int) else t: region
+                   for _, t, _, region in graph.calls[n]}
+        self.assertEqual(regions["g1"], ("local_irq_disable", 5))
+        self.assertIsNone(regions["g2"])
+        self.assertEqual(regions["g3"], ("spin_lock", 10))
+        self.assertIsNone(regions["g4"])
+        self.assertIsNone(regions["g5"])
+
+
+if __name__ == "__main__":
+    unittest.main()
