@@ -11,7 +11,8 @@ import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
-from notifier_series import callgraph, chains, evidence, lexfacts, paths
+from notifier_series import (callgraph, chains, evidence, gate, lexfacts,
+                             paths)
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "callgraph")
 
@@ -134,11 +135,42 @@ class CallGraphTest(unittest.TestCase):
                          [[]])
         [item] = self.evidence("cg_i2c_chain", "sleeping-callout")
         self.assertEqual(self.steps(item), [
-            ("drivers/cg/i2c.c", 25, "cg_i2c_cb"),
-            ("drivers/cg/i2c.c", 19, "cg_read"),
-            ("drivers/cg/i2c.c", 12, "cg_xfer"),
+            ("drivers/cg/i2c.c", 26, "cg_i2c_cb"),
+            ("drivers/cg/i2c.c", 20, "cg_read"),
+            ("drivers/cg/i2c.c", 13, "cg_xfer"),
             ("kernel/locking/mutex.c", 4, "mutex_lock")])
         self.assertEqual(item["path"][-1]["note"], "calls might_sleep()")
+
+    def test_conflict_is_a_gated_violation_with_both_paths(self):
+        before = self.chain(self.before, "cg_i2c_chain")
+        self.assertEqual(chains.propose(before)[0], "atomic")
+        self.assertNotIn("conflict", {v["rule"] for v in chains.violations(
+            before, "atomic")})
+        chain = self.chain(self.after, "cg_i2c_chain")
+        self.assertEqual(chains.propose(chain)[0], "conflict")
+        [c] = chain.conflicts
+        self.assertEqual(self.steps(c["atomic"]), [
+            ("drivers/cg/i2c.c", 38, "cg_i2c_timer"),
+            ("drivers/cg/i2c.c", 45, "cg_i2c_timer")])
+        self.assertEqual(c["sleeps"]["path"][-1]["function"], "mutex_lock")
+        [v] = [v for v in chains.violations(chain, "atomic")
+               if v["rule"] == "conflict"]
+        self.assertEqual((v["site"], v["function"]),
+                         ("drivers/cg/i2c.c:45", "cg_i2c_timer"))
+        self.assertEqual(v["files"], ["drivers/cg/i2c.c",
+                                      "kernel/locking/mutex.c"])
+        # Neither fixed nor waived: a candidate, not green-blocking.
+        items, _ = gate.judge([v], [v], [], [], lambda v: True)
+        self.assertEqual(items[0]["status"], "candidate")
+        # A fix of a file on either path fixes it; another file does not.
+        for touched, status in (("kernel/locking/mutex.c", "fixed"),
+                                ("drivers/cg/deep.c", "open")):
+            fix = os.path.join(self.tmp, "0001-fix.patch")
+            with open(fix, "w", encoding="utf-8") as f:
+                f.write(f"Subject: [PATCH] fix\n\n---\ndiff --git a/{touched} "
+                        f"b/{touched}\n--- a/{touched}\n+++ b/{touched}\n")
+            items, _ = gate.judge([v], [], [], [fix], lambda v: True)
+            self.assertEqual(items[0]["status"], status, touched)
 
     def test_heads_in_structures_and_allocated_at_run_time(self):
         ids = {c.id for c in self.before.chains.values()}
@@ -150,7 +182,7 @@ class CallGraphTest(unittest.TestCase):
         nh = self.chain(self.after, "struct cg_dev.nh")
         self.assertEqual(nh.kind, "blocking")
         self.assertEqual([(s["op"], s["line"]) for s in nh.sites],
-                         [("call", 36)])
+                         [("call", 37)])
         self.assertEqual(self.after.unresolved, [])
 
     def test_cache_reads_only_changed_files(self):

@@ -119,6 +119,12 @@ DEPTH = 8               # default: calls shown in a path at most
 WEIGHT = {"direct": 1, "alternative": 1, "typed": 2, "member": 4}
 
 
+# Facts of files that the tree indexed does not have are kept in the
+# cache when there are this many at most: those of another checkout of
+# the same tree (the pristine one and the one with the fixes).
+KEEP_OTHERS = 2000
+
+
 # -- extraction and its cache ------------------------------------------------
 
 def _git(path, *args):
@@ -197,10 +203,13 @@ def index(tree_path, cache_file, jobs=2):
                         f"{read / 1e6:.0f} MB, {shown - start:.0f}s")
         os.makedirs(os.path.dirname(cache_file), exist_ok=True)
         tmp = cache_file + ".new"
+        kept = {files[p]: by_path[p] for p in files}
+        others = [b for b in cached if b not in kept]
+        if len(others) <= KEEP_OTHERS:      # a worktree with a few fixes
+            kept.update((b, cached[b]) for b in others)
         with open(tmp, "wb") as f:
-            pickle.dump({"extractor": key,
-                         "facts": {files[p]: by_path[p] for p in files}},
-                        f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({"extractor": key, "facts": kept}, f,
+                        protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, cache_file)
     figures = {"files": len(files), "read": len(todo),
                "megabytes_read": round(read / 1e6, 1),
@@ -328,6 +337,11 @@ class Graph:
         mine = [n for n in nodes if _arch(self.file[n]) in (None, arch)]
         return mine or nodes
 
+    def is_static(self, path, name):
+        """Whether `path` defines a static function or a macro `name`."""
+        n = self.local.get(path, {}).get(name)
+        return n is not None and self.static[n]
+
     def node_of(self, name, path):
         """The node of function `name` defined in `path`, or None."""
         n = self.local.get(path, {}).get(name)
@@ -410,7 +424,7 @@ class Graph:
                         == "close" for ev in calls):
                     wrappers[n] = "open"
                     changed = True
-                elif closed and not held and last == "close" and not any(
+                elif closed and not held and not any(
                         self._region_op(ev[1], self.file[n], wrappers)
                         == "open" for ev in calls):
                     wrappers[n] = "close"
@@ -434,10 +448,11 @@ class Graph:
     def _replay(self, n, events):
         """(line, target, how, region) of the calls of node n, the
         regions replayed over its blocks: a block ending in a jump gives
-        back the regions of its start, and a label after a return or a
-        goto starts with none (a goto's regions are not followed)."""
+        back the regions of its start, an else branch starts with those
+        of its if branch's start, and a label after a return or a goto
+        starts with none (a goto's regions are not followed)."""
         path = self.file[n]
-        held, saved, dead = [], [], False
+        held, saved, dead, branch = [], [], False, None
         for ev in events:
             kind = ev[0]
             if kind == DEAD:
@@ -448,12 +463,15 @@ class Graph:
             elif kind in (CALL, ICALL):
                 dead = False
             if kind == OPEN:
+                if ev[1] and branch is not None:
+                    held = list(branch)     # else: as the if began
                 saved.append(list(held))
+                branch = None
             elif kind == CLOSE:
-                if saved:
-                    saved.pop()
+                branch = saved.pop() if saved else None
             elif kind == JUMP:
                 held = saved.pop() if saved else held
+                branch = list(held)
             elif kind == CALL:
                 _, callee, line, _args, cond = ev
                 region = held[-1] if held else None

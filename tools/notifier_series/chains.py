@@ -84,8 +84,16 @@ class Chain:
 class Tree:
     """Chains, sites and contexts of one tree's records."""
 
-    def __init__(self, records, source_root=None):
+    def __init__(self, records, source_root=None, heads=(),
+                 is_static=None):
+        """`heads`: more head definitions, as the call graph's lexer
+        finds them ({"kind", "struct", "name", "file", "line"}): members
+        of structures that no file using the API showed spatch.
+        `is_static(file, function)` tells whether a function is static:
+        the callers of a static wrapper are then looked for in its own
+        file only."""
         self.root = source_root
+        self.is_static = is_static or (lambda file, function: False)
         self.by_kind = defaultdict(list)
         for r in records:
             self.by_kind[r["kind"]].append(r)
@@ -105,6 +113,7 @@ class Tree:
         self._types = {(r["file"], r["line"]): r
                        for r in self.by_kind["site_type"]}
         self._heads()
+        self._more_heads(heads)
         self._sites()
         self._wrappers()
         self._callouts()
@@ -161,6 +170,17 @@ class Tree:
                 chain.declarations = sorted(set(externs.get(chain.id,
                                                             [])))
 
+    def _more_heads(self, heads):
+        known = {c.id for c in self.chains.values()}
+        for h in heads:
+            if not h["struct"]:
+                continue        # variables: spatch and text_heads see them
+            cid, form = f"struct {h['struct']}.{h['name']}", "member"
+            if cid not in known:
+                known.add(cid)
+                self._add(Chain(cid, h["file"], h["line"], h["kind"], form,
+                                bool(h.get("static"))))
+
     # -- sites -------------------------------------------------------------
 
     def resolve(self, expr, site):
@@ -175,6 +195,11 @@ class Tree:
         m = re.match(r"^& .+ (?:->|\.) (\w+)(?: \[ .* \])?$", expr)
         if m:
             return self._member(m.group(1), site)
+        m = re.match(r"^\w+(?: (?:->|\.) \w+)* -> (\w+)$", expr)
+        if m and any(c.form == "member" and c.id.endswith("." + m.group(1))
+                     for c in self.chains.values()):
+            return self._member(m.group(1), site)   # a head allocated
+
         return f"the chain is reached through the pointer {expr!r}"
 
     def _symbol(self, name, site):
@@ -284,7 +309,8 @@ class Tree:
             context = self.context(r["file"], r["fn"], r["line"])
             if name in writers:
                 chain, op, index, home = writers[name]
-                if r["fn"] == name:
+                if r["fn"] == name or (r["file"] != home and
+                                       self.is_static(home, name)):
                     continue
                 call = {"op": op, "api": name, "file": r["file"],
                         "line": r["line"], "fn": r["fn"],
@@ -293,7 +319,8 @@ class Tree:
                                else None)}
                 self.writer_calls.append((chain, call))
             for chain, home in callers.get(name, []):
-                if r["fn"] == name:
+                if r["fn"] == name or (r["file"] != home and
+                                       self.is_static(home, name)):
                     continue
                 chain.callers.append({"op": "call", "via": name,
                                       "file": r["file"], "line": r["line"],
@@ -425,20 +452,25 @@ RULES = {
                            "callouts (seed patch 6/7)",
     "blocking-called-atomic": "blocking chain called in atomic context",
     "atomic-callout-sleeps": "atomic chain's callout may sleep",
+    "conflict": "called in atomic context and a callout may sleep: a "
+                "path of the call graph to each",
 }
 
 
 def violations(chain, klass):
     """The rule checks of one chain, `klass` being its class (atomic or
     blocking); [{"rule", "chain", "defined", "site", "file", "function",
-    "why"}], "site" being file:line and "function" the one it is in."""
+    "why"}], "site" being file:line and "function" the one it is in; a
+    conflict also has "files", those of its two paths."""
     out = []
 
-    def add(rule, site, function, why):
+    def add(rule, site, function, why, files=None):
         out.append({"rule": rule, "chain": chain.id,
                     "defined": chain.defined, "site": site,
                     "file": site.rpartition(":")[0], "function": function,
                     "why": why})
+        if files:
+            out[-1]["files"] = files
 
     callout_fns = {(c["file"], c["function"]) for c in
                    chain.callouts.values()}
@@ -458,4 +490,10 @@ def violations(chain, klass):
     if klass == "atomic":
         for c, why in blocking_evidence(chain):
             add("atomic-callout-sleeps", c["block"], c["function"], why)
+    for c in chain.conflicts:
+        site = c["atomic"]["path"][-1]
+        add("conflict", f"{site['file']}:{site['line']}", site["function"],
+            f"{paths.summary(c['atomic'])}; and {paths.summary(c['sleeps'])}",
+            sorted({s["file"] for part in ("atomic", "sleeps")
+                    for s in c[part]["path"]}))
     return out

@@ -110,12 +110,17 @@ def collect(kernel_tree, source, jobs, what):
     return found
 
 
-def analyse(kver, work, jobs, out, reuse=False):
-    """(chains.Tree, facts) of the pristine tree of `kver`; the evidence
+def analyse(kver, work, jobs, out, reuse=False, entries=None,
+            depth=callgraph.DEPTH):
+    """(chains.Tree, facts) of the pristine tree of `kver`, with the call
+    graph (callgraph.Graph) as its `graph` and the heads that the graph's
+    lexer found in structures added to its chains; the evidence
     records are kept in out/<kver>/evidence.json, and with `reuse` taken
     from there when they came from the same tree and semantic patch."""
     kernel_tree = tree.prepare(kver, work)
     source = pristine_checkout(kernel_tree)
+    graph, figures = build_graph(kernel_tree, source, jobs,
+                                 f"Linux {kernel_tree.version}")
     folder = os.path.join(out, kver)
     cached = os.path.join(folder, "evidence.json")
     stamp = {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
@@ -140,7 +145,14 @@ def analyse(kver, work, jobs, out, reuse=False):
              "files": found["files"], "wrappers": len(found["wrappers"]),
              "not_followed": found["not_followed"],
              "spatch_problems": found["problems"]}
-    return chains.Tree(found["records"], source), facts
+    facts["callgraph"] = figures
+    model = chains.Tree(found["records"], source, graph.heads,
+                        graph.is_static)
+    model.depth = depth
+    if entries is None and os.path.exists(yaml_path(kver)):
+        _, entries = classification.load(yaml_path(kver))
+    figures.update(attach_evidence(model, graph, entries or [], depth))
+    return model, facts
 
 
 def violations_of(model, entries):
@@ -192,7 +204,14 @@ def violation_gate(kver, work, jobs, model, entries):
             found = collect(kernel_tree, source, jobs,
                             f"Linux {kernel_tree.version} with "
                             f"{len(fixes)} fixes")
-        fixed = chains.Tree(found["records"], source)
+            graph, _ = build_graph(kernel_tree, source, jobs,
+                                   f"Linux {kernel_tree.version} with "
+                                   f"{len(fixes)} fixes")
+        fixed = chains.Tree(found["records"], source, graph.heads,
+                            graph.is_static)
+        attach_evidence(fixed, graph, entries,
+                        getattr(model, "depth", callgraph.DEPTH))
+        del graph
         items, unused = gate.judge(before, violations_of(fixed, entries),
                                    entries, fixes,
                                    site_seen(fixed, found["problems"]))
@@ -231,17 +250,12 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     start = time.monotonic()
-    model, facts = analyse(kver, work, jobs, out, reuse)
-    kernel_tree = tree.prepare(kver, work)
-    graph, facts["callgraph"] = build_graph(
-        kernel_tree, pristine_checkout(kernel_tree), jobs,
-        f"Linux {kernel_tree.version}")
     path = yaml_path(kver)
     origin = source or path
     entries = []
     if os.path.exists(origin):
         _, entries = classification.load(origin)
-    facts["callgraph"].update(attach_evidence(model, graph, entries, depth))
+    model, facts = analyse(kver, work, jobs, out, reuse, entries, depth)
     if update:
         drafts = {key: draft_entry(c) for key, c in model.chains.items()}
         entries, changes = classification.carry(entries, model.chains,

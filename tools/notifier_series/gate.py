@@ -10,7 +10,15 @@ the fixes applied is analysed again, and a violation is fixed when a fix
 changes its file and the analysis of the fixed tree still sees its site,
 without the violation.  A site the second analysis does not see any more
 (spatch failed on the file, the function moved) proves nothing: the
-violation stays open, "unverified"."""
+violation stays open, "unverified".
+
+A conflict of the call graph (rule "conflict": a path from atomic context
+to a call of the chain, and one from a callout to a sleep) that is
+neither fixed nor waived is a "candidate": it is listed and counted in
+every report, but does not make the series red, since such paths ignore
+which event the caller sends, which instance of a per-object chain, and
+the flags that guard a sleep (the review of the 6.1 conflicts in the
+README found 1 real of 19).  Triage turns each into a fix or a waiver."""
 
 import os
 
@@ -19,7 +27,8 @@ from .progress import Error, say
 
 CORE_HEADER = "include/linux/notifier.h"
 FIXES_BRANCH = "notifier-series/fixes"
-STATUSES = ("fixed", "waived", "open")
+STATUSES = ("fixed", "waived", "candidate", "open")
+CANDIDATE_RULES = ("conflict",)
 
 
 def fix_patches(kver):
@@ -64,7 +73,8 @@ def waiver_of(v, entries):
 def judge(before, after, entries, fixes, seen_after):
     """Each violation of the pristine tree (`before`) and of the tree with
     the fixes (`after`), once, with its "status" and what decided it:
-    "fixed_by" (the subjects of the fixes that change its file), a
+    "fixed_by" (the subjects of the fixes that change its file, or for
+    a conflict a file of one of its paths, "files"), a
     "waiver" (its reason and line), or why it is open ("unverified": the
     fixed tree's analysis did not see the site; "introduced": only the
     fixed tree has it).  `seen_after(v)` says whether the analysis of the
@@ -82,7 +92,8 @@ def judge(before, after, entries, fixes, seen_after):
             continue
         seen.add(k)
         item = dict(v)
-        fixed_by = [s for s, files in touching.items() if v["file"] in files]
+        fixed_by = [s for s, files in touching.items()
+                    if set(v.get("files") or [v["file"]]) & set(files)]
         w = waiver_of(v, entries)
         if k not in after_keys and fixed_by and seen_after(v):
             item["status"] = "fixed"
@@ -93,6 +104,9 @@ def judge(before, after, entries, fixes, seen_after):
             item["status"] = "waived"
             item["waiver"] = {"reason": w["reason"], "line": w.line}
             used[id(w)] = None
+        elif v["rule"] in CANDIDATE_RULES and k in after_keys and \
+                k in before_keys:
+            item["status"] = "candidate"
         else:
             item["status"] = "open"
             if k not in after_keys:
@@ -110,7 +124,7 @@ def judge(before, after, entries, fixes, seen_after):
 
 
 def summary(items):
-    """{found, fixed, waived, open, items} for a report."""
+    """{found, fixed, waived, candidate, open, items} for a report."""
     out = {"found": len(items)}
     for status in STATUSES:
         out[status] = sum(1 for v in items if v["status"] == status)
@@ -126,6 +140,9 @@ def lines(items):
             how = "fixed by " + "; ".join(v["fixed_by"])
         elif v["status"] == "waived":
             how = f"waived: {v['waiver']['reason']}"
+        elif v["status"] == "candidate":
+            how = ("CANDIDATE: not yet triaged (fix it, or waive it with "
+                   "a reason)")
         elif v.get("unverified"):
             how = f"OPEN ({v['unverified']})"
         elif v.get("introduced"):

@@ -10,7 +10,9 @@ It does not preprocess: every #if branch is read, and a file whose braces
 do not balance is reported by `facts()["unbalanced"]`.
 
 Events of a function body, in order:
-  (OPEN,) (CLOSE,) (JUMP,)   a block opens, closes, closes after a jump
+  (OPEN, else) (CLOSE,) (JUMP,)
+                             a block opens (else: it is an else branch),
+                             closes, closes after a jump
   (DEAD,) (LABEL,)           a return or goto statement; a label
   (CALL, callee, line, args, cond)
                              args: ((index, identifier), ...); cond: the
@@ -28,7 +30,7 @@ CALL events of "toplevel".
 import re
 
 OPEN, CLOSE, JUMP, CALL, ICALL, GFP, DEAD, LABEL = range(8)
-VERSION = "5"           # bump when the facts change: the cache keys on it
+VERSION = "8"           # bump when the facts change: the cache keys on it
 
 TOKEN = re.compile(r"""
  (?P<nl>\n)
@@ -239,7 +241,7 @@ def facts(text):
                     stack.append(what)
             else:
                 stack.append(("block", None))
-                events.append((OPEN,))
+                events.append((OPEN, stmt[:1] == ["else"]))
             depth += 1
             decl, stmt = [], []
         elif v == "}":
@@ -325,7 +327,10 @@ def _opening(decl, stmt, top):
 
 def _member(stmt, struct, members, heads, line):
     """A member declaration of structure `struct`."""
-    if len(stmt) < 3 or stmt[0] != "struct":
+    if "struct" not in stmt or stmt.index("struct") > 2:
+        return
+    stmt = stmt[stmt.index("struct"):]
+    if len(stmt) < 3:
         return
     t = stmt[1]
     idents = [x for x in stmt[2:] if re.match(r"[A-Za-z_]\w*$", x)]
@@ -334,7 +339,7 @@ def _member(stmt, struct, members, heads, line):
     name = idents[0]
     members.append((struct, name, t))
     m = HEAD_TYPE.match(t)
-    if m:
+    if m and struct:
         heads.append({"kind": m.group(1), "struct": struct, "name": name,
                       "line": line, "array": "[" in stmt,
                       "pointer": "*" in stmt, "fn": None})
@@ -347,7 +352,7 @@ def _variable(stmt, types, heads, line, fn):
     if "struct" not in stmt:
         return
     k = stmt.index("struct")
-    if k + 2 >= len(stmt) or "(" in stmt[k:]:
+    if k + 2 >= len(stmt) or "(" in stmt:
         return
     t, j = stmt[k + 1], k + 2
     while j < len(stmt) and stmt[j] == "*":

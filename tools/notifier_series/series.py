@@ -295,8 +295,9 @@ def summary_lines(report):
     v = report["violations"]
     return [
         f"rule violations of the tree: {v['found']} found, {v['fixed']} "
-        f"fixed before the core patch, {v['waived']} waived, {v['open']} "
-        "open",
+        f"fixed before the core patch, {v['waived']} waived, "
+        f"{v.get('candidate', 0)} call-graph conflicts awaiting triage, "
+        f"{v['open']} open",
         f"checkpatch.pl --strict: {cp['errors']} errors, {cp['warnings']} "
         f"warnings, {cp['checks']} checks in {report['patches']} patches",
         f"typed API uses left in *.c, *.h and *.S after the removal: "
