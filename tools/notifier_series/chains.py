@@ -195,7 +195,7 @@ class Tree:
         m = re.match(r"^& .+ (?:->|\.) (\w+)(?: \[ .* \])?$", expr)
         if m:
             return self._member(m.group(1), site)
-        m = re.match(r"^\w+(?: (?:->|\.) \w+)* -> (\w+)$", expr)
+        m = re.match(r"^\w+(?: (?:->|\.) \w+)* (?:->|\.) (\w+)$", expr)
         if m and any(c.form == "member" and c.id.endswith("." + m.group(1))
                      for c in self.chains.values()):
             return self._member(m.group(1), site)   # a head allocated
@@ -235,6 +235,9 @@ class Tree:
                 return found[0]
         found = [c for c in self.chains.values()
                  if c.form == "member" and c.id.endswith("." + member)]
+        if len(found) > 1:      # the API's kind may tell them apart
+            kind = parse_api(site["api"])[0]
+            found = [c for c in found if c.kind == kind] or found
         if len(found) == 1:
             return found[0]
         if not found:
