@@ -11,26 +11,18 @@ import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
+from tests.test_classify import fixture_tree
 from notifier_series import (callgraph, chains, evidence, gate, lexfacts,
                              paths)
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "callgraph")
 
 
-def git_tree(folder):
-    shutil.copytree(FIXTURE, folder)
-    for cmd in (["init", "-q"], ["add", "-A"],
-                ["-c", "user.name=T", "-c", "user.email=t@example.org",
-                 "commit", "-q", "-m", "fixture"]):
-        subprocess.run(["git", "-C", folder] + cmd, check=True)
-    return folder
-
-
 class CallGraphTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp()
-        cls.root = git_tree(os.path.join(cls.tmp, "tree"))
+        cls.root = fixture_tree(os.path.join(cls.tmp, "tree"), FIXTURE)
         cls.cache = os.path.join(cls.tmp, "cache", "facts.pickle")
         facts, cls.figures = callgraph.index(cls.root, cls.cache, 1)
         cls.graph = callgraph.Graph(facts)

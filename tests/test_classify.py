@@ -15,9 +15,9 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "evidence")
 CORE, USERS = "drivers/demo/core.c", "drivers/demo/users.c"
 
 
-def fixture_tree(folder):
-    """The fixture as a git repository, as evidence.collect needs."""
-    shutil.copytree(FIXTURE, folder)
+def fixture_tree(folder, fixture=FIXTURE):
+    """A fixture as a git repository, as evidence.collect needs."""
+    shutil.copytree(fixture, folder)
     for cmd in (["init", "-q"], ["add", "-A"],
                 ["-c", "user.name=T", "-c", "user.email=t@example.org",
                  "commit", "-q", "-m", "fixture"]):

@@ -75,12 +75,19 @@ def _chain(chain, graph, reach, sleeping, depth):
         if key not in found or item["depth"] < found[key]["depth"]:
             found[key] = item
 
-    for s in chain.sites + chain.callers:
-        if s["fn"] in NOT_FUNCTIONS:
-            continue
-        n = _node(graph, s["fn"], s["file"])
+    def node(function, file):
+        """The node of a site's or callout's function; None (recorded
+        as missing unless it is no function) when the graph lacks it."""
+        if function in NOT_FUNCTIONS:
+            return None
+        n = _node(graph, function, file)
         if n is None:
-            missing.add(f"{s['fn']}() in {s['file']}")
+            missing.add(f"{function}() in {file}")
+        return n
+
+    for s in chain.sites + chain.callers:
+        n = node(s["fn"], s["file"])
+        if n is None:
             continue
         api = s.get("via") or s["api"]
         here = _step(s["file"], s["line"], s["fn"], f"calls {api}()")
@@ -101,13 +108,8 @@ def _chain(chain, graph, reach, sleeping, depth):
             if path:
                 add(_item("sleeping-caller", [here] + path, subject))
     for c in chain.callouts.values():
-        if c["function"] in NOT_FUNCTIONS:
-            continue
-        n = _node(graph, c["function"], c["file"])
-        if n is None:
-            missing.add(f"{c['function']}() in {c['file']}")
-            continue
-        if n in sleeping:
+        n = node(c["function"], c["file"])
+        if n is not None and n in sleeping:
             path = graph.sleep_path(n, sleeping, depth)
             if path:
                 add(_item("sleeping-callout", path,
