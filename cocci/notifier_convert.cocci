@@ -180,6 +180,8 @@ position p;
 (
 struct T { ... struct K x@p; ... };
 |
+struct T { ... struct K *x@p; ... };
+|
 struct T { ... struct K x@p[N]; ... };
 )
 
@@ -514,6 +516,8 @@ position p;
 @@
 (
 struct T { ... struct K@p x; ... };
+|
+struct T { ... struct K@p *x; ... };
 |
 struct T { ... struct K@p x[N]; ... };
 )
