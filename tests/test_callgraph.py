@@ -12,8 +12,8 @@ import unittest
 
 from tests import tools_path  # noqa: F401
 from tests.test_classify import fixture_tree
-from notifier_series import (callgraph, chains, evidence, gate, lexfacts,
-                             paths)
+from notifier_series import (callgraph, chains, classification, evidence,
+                             gate, lexfacts, paths)
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "callgraph")
 
@@ -163,6 +163,42 @@ class CallGraphTest(unittest.TestCase):
                         f"b/{touched}\n--- a/{touched}\n+++ b/{touched}\n")
             items, _ = gate.judge([v], [], [], [fix], lambda v: True)
             self.assertEqual(items[0]["status"], status, touched)
+
+    def test_a_waived_conflict_shows_the_next_pair(self):
+        chain = self.chain(self.after, "cg_i2c_chain")
+        [first] = chain.conflicts
+        v = chains.conflict_violation(chain, first)
+        self.assertEqual(v["callout"], "cg_i2c_cb")
+        waiver = classification.Waiver(
+            rule="conflict", file=v["file"], function=v["function"],
+            reason="checked")
+        entry = {"chain": chain.id, "defined": chain.defined,
+                 "waivers": [waiver]}
+        # The timer's site waived, the hard IRQ's comes next (its
+        # helper only calls the chain: the site is its caller).
+        paths.attach(self.after, self.graph, {chain.key},
+                     waived=lambda ch, c: bool(gate.waiver_of(
+                         chains.conflict_violation(ch, c), [entry])))
+        try:
+            self.assertEqual([c["atomic"]["subject"]
+                              for c in chain.conflicts],
+                             ["drivers/cg/i2c.c:45", "drivers/cg/i2c.c:56"])
+            self.assertEqual(self.steps(chain.conflicts[1]["atomic"])[0],
+                             ("drivers/cg/i2c.c", 62, "cg_i2c_irq"))
+            found = [chains.conflict_violation(chain, c)
+                     for c in chain.conflicts]
+            items, unused = gate.judge(found, found, [entry], [],
+                                       lambda v: True)
+            self.assertEqual([i["status"] for i in items],
+                             ["waived", "candidate"])
+            self.assertEqual(unused, [])
+            # A waiver of another callout does not waive this one.
+            waiver["callout"] = "another_cb"
+            self.assertIsNone(gate.waiver_of(v, [entry]))
+        finally:
+            atomic = {k for k, c in self.after.chains.items()
+                      if c.kind == "atomic"}
+            paths.attach(self.after, self.graph, atomic)
 
     def test_heads_in_structures_and_allocated_at_run_time(self):
         ids = {c.id for c in self.before.chains.values()}

@@ -158,6 +158,19 @@ class GateTest(unittest.TestCase):
         self.assertIn("demo.yaml:22: reason must be a non-empty string",
                       str(e.exception))
 
+    def test_only_a_conflicts_waiver_names_a_callout(self):
+        bad = YAML.replace("    function: alloc_call\n",
+                           "    function: alloc_call\n    callout: cb\n")
+        with self.assertRaises(classification.Error) as e:
+            classification.load("demo.yaml", bad)
+        self.assertIn("demo.yaml:9: waiver: only a conflict's waiver names "
+                      "a callout", str(e.exception))
+        good = bad.replace("rule: atomic-callout-sleeps", "rule: conflict")
+        _, entries = classification.load("demo.yaml", good)
+        self.assertEqual(entries[0]["waivers"][0]["callout"], "cb")
+        text = classification.dump("demo", entries, "header")
+        self.assertIn("    callout: cb\n", text)
+
     def test_waivers_survive_a_dump(self):
         text = classification.dump("demo", self.entries, "header")
         _, again = classification.load("again.yaml", text)

@@ -493,10 +493,20 @@ def violations(chain, klass):
     if klass == "atomic":
         for c, why in blocking_evidence(chain):
             add("atomic-callout-sleeps", c["block"], c["function"], why)
-    for c in chain.conflicts:
-        site = c["atomic"]["path"][-1]
-        add("conflict", f"{site['file']}:{site['line']}", site["function"],
-            f"{paths.summary(c['atomic'])}; and {paths.summary(c['sleeps'])}",
-            sorted({s["file"] for part in ("atomic", "sleeps")
-                    for s in c[part]["path"]}))
+    out += [conflict_violation(chain, c) for c in chain.conflicts]
     return out
+
+
+def conflict_violation(chain, c):
+    """The violation of a conflict `c` of `chain`: its site ends the
+    atomic path, its "callout" starts the sleeping one, its "files" are
+    those of both paths."""
+    site = c["atomic"]["path"][-1]
+    return {"rule": "conflict", "chain": chain.id, "defined": chain.defined,
+            "site": f"{site['file']}:{site['line']}", "file": site["file"],
+            "function": site["function"],
+            "callout": c["sleeps"]["path"][0]["function"],
+            "why": f"{paths.summary(c['atomic'])}; and "
+                   f"{paths.summary(c['sleeps'])}",
+            "files": sorted({s["file"] for part in ("atomic", "sleeps")
+                             for s in c[part]["path"]})}

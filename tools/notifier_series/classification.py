@@ -17,7 +17,10 @@ REQUIRED = ("chain", "defined", "declared", "class", "reason")
 TYPE_NAMES = {str: "string", bool: "boolean"}
 # A waiver: a rule violation of the chain, at a function of a file, that
 # the series leaves as it is, and why a reviewer may accept that.
+# A conflict's waiver may name the callout it is about ("callout"): it
+# then waives that callout's path only, not every callout of the site.
 WAIVER_FIELDS = ("rule", "file", "function", "reason")
+WAIVER_OPTIONAL = ("callout",)
 
 
 class Entry(dict):
@@ -162,12 +165,17 @@ def _waivers(path, node, problems):
             continue
         waiver = Waiver()
         waiver.line = line
-        _read_fields(path, item, waiver, dict.fromkeys(WAIVER_FIELDS, str),
+        _read_fields(path, item, waiver,
+                     dict.fromkeys(WAIVER_FIELDS + WAIVER_OPTIONAL, str),
                      problems, "waiver field", nonempty=True)
         missing = [f for f in WAIVER_FIELDS if f not in waiver]
         if missing:
             problems.append(f"{path}:{line}: waiver: missing "
                             + ", ".join(missing))
+            continue
+        if "callout" in waiver and waiver["rule"] != "conflict":
+            problems.append(f"{path}:{line}: waiver: only a conflict's "
+                            "waiver names a callout")
             continue
         if _one_of(f"{path}:{line}: waiver", "rule", waiver["rule"], RULES,
                    problems):
@@ -252,11 +260,12 @@ def dump(kernel, entries, header):
         if e.get("reviewed") is False:
             lines.append("  reviewed: false")
         for i, w in enumerate(e.get("waivers", [])):
-            for field in WAIVER_FIELDS:
+            for field in WAIVER_FIELDS + WAIVER_OPTIONAL:
                 lead = "  - " if field == WAIVER_FIELDS[0] else "    "
                 if not i and field == WAIVER_FIELDS[0]:
                     lines.append("  waivers:")
-                lines.append(f"{lead}{field}: {_quote(w[field])}")
+                if field in w:
+                    lines.append(f"{lead}{field}: {_quote(w[field])}")
     return "\n".join(lines) + "\n"
 
 

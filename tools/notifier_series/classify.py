@@ -90,11 +90,13 @@ def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):
 def attach_evidence(model, graph, entries, depth):
     """The call graph's evidence on every chain of `model`; the callouts
     of the chains classified atomic (declared atomic when not
-    classified) run in atomic context.  Returns figures."""
+    classified) run in atomic context; the conflicts the entries waive
+    are listed with the next one.  Returns figures."""
     decided = {e.key: e["class"] for e in entries}
     atomic = {key for key, c in model.chains.items()
               if decided.get(key, c.kind) == "atomic"}
-    return paths.attach(model, graph, atomic, depth)
+    return paths.attach(model, graph, atomic, depth, lambda chain, c: bool(
+        gate.waiver_of(chains.conflict_violation(chain, c), entries)))
 
 
 def collect(kernel_tree, source, jobs, what):

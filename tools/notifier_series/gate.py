@@ -56,7 +56,8 @@ def fixes_checkout(kernel_tree, fixes):
 
 def key(v):
     """What identifies a violation across two trees whose lines differ."""
-    return (v["rule"], v["chain"], v["defined"], v["file"], v["function"])
+    return (v["rule"], v["chain"], v["defined"], v["file"], v["function"],
+            v.get("callout"))
 
 
 def waiver_of(v, entries):
@@ -65,7 +66,8 @@ def waiver_of(v, entries):
             continue
         for w in e.get("waivers", []):
             if (w["rule"], w["file"], w["function"]) == \
-                    (v["rule"], v["file"], v["function"]):
+                    (v["rule"], v["file"], v["function"]) and \
+                    w.get("callout", v.get("callout")) == v.get("callout"):
                 return w
     return None
 

@@ -27,11 +27,15 @@ def _item(kind, path, subject):
             "subject": subject}
 
 
-def attach(model, graph, atomic, depth=callgraph.DEPTH):
+def attach(model, graph, atomic, depth=callgraph.DEPTH,
+           waived=lambda chain, conflict: False):
     """Sets `evidence` (a list of items, shortest first per kind and
     subject), `conflicts` and `searched` on every chain of `model`;
     `atomic` holds the keys of the chains whose callouts run in atomic
-    context.  Returns {"atomic_functions", "sleeping_functions"}."""
+    context.  A chain's conflicts are its pairs of an atomic caller and
+    a sleeping callout, shortest first, up to the first one `waived`
+    does not accept: a waiver never hides the next pair.  Returns
+    {"atomic_functions", "sleeping_functions"}."""
     sleeping = graph.sleeping()
     extra = []
     for chain in model.chains.values():
@@ -46,7 +50,7 @@ def attach(model, graph, atomic, depth=callgraph.DEPTH):
                               int(block_line)))
     reach = graph.atomic_reach(extra)
     for chain in model.chains.values():
-        _chain(chain, graph, reach, sleeping, depth)
+        _chain(chain, graph, reach, sleeping, depth, waived)
     return {"atomic_functions": len(reach),
             "sleeping_functions": len(sleeping)}
 
@@ -67,7 +71,7 @@ def _node(graph, function, file):
     return n
 
 
-def _chain(chain, graph, reach, sleeping, depth):
+def _chain(chain, graph, reach, sleeping, depth, waived):
     found, missing = {}, set()
 
     def add(item):
@@ -118,8 +122,14 @@ def _chain(chain, graph, reach, sleeping, depth):
         KINDS.index(i["kind"]), i["depth"], i["subject"]))
     atomic = [i for i in chain.evidence if i["kind"] == "atomic-caller"]
     sleeps = [i for i in chain.evidence if i["kind"] == "sleeping-callout"]
-    chain.conflicts = [{"atomic": atomic[0], "sleeps": sleeps[0]}] \
-        if atomic and sleeps else []
+    chain.conflicts = []
+    for pair in sorted(((a, s) for a in atomic for s in sleeps),
+                       key=lambda p: (p[0]["depth"] + p[1]["depth"],
+                                      p[0]["subject"], p[1]["subject"])):
+        c = {"atomic": pair[0], "sleeps": pair[1]}
+        chain.conflicts.append(c)
+        if not waived(chain, c):
+            break
     chain.searched = {
         "call_sites": sum(s["op"] == "call" for s in chain.sites)
         + len(chain.callers),
