@@ -154,6 +154,10 @@ class CallGraphTest(unittest.TestCase):
         # Neither fixed nor waived: a candidate, not green-blocking.
         items, _ = gate.judge([v], [v], [], [], lambda v: True)
         self.assertEqual(items[0]["status"], "candidate")
+        # Only in the tree with the fixes: its chain's next pair, a
+        # candidate as well.
+        items, _ = gate.judge([], [v], [], [], lambda v: True)
+        self.assertEqual(items[0]["status"], "candidate")
         # A fix of a file on either path fixes it; another file does not.
         for touched, status in (("kernel/locking/mutex.c", "fixed"),
                                 ("drivers/cg/deep.c", "open")):
@@ -168,7 +172,8 @@ class CallGraphTest(unittest.TestCase):
         chain = self.chain(self.after, "cg_i2c_chain")
         [first] = chain.conflicts
         v = chains.conflict_violation(chain, first)
-        self.assertEqual(v["callout"], "cg_i2c_cb")
+        self.assertEqual((v["callout"], v["root"]),
+                         ("cg_i2c_cb", "cg_i2c_timer"))
         waiver = classification.Waiver(
             rule="conflict", file=v["file"], function=v["function"],
             reason="checked")
@@ -192,9 +197,14 @@ class CallGraphTest(unittest.TestCase):
             self.assertEqual([i["status"] for i in items],
                              ["waived", "candidate"])
             self.assertEqual(unused, [])
-            # A waiver of another callout does not waive this one.
-            waiver["callout"] = "another_cb"
-            self.assertIsNone(gate.waiver_of(v, [entry]))
+            # A waiver of another callout or root does not waive this one.
+            waiver["root"] = "cg_i2c_timer"
+            self.assertIs(gate.waiver_of(v, [entry]), waiver)
+            for field in ("callout", "root"):
+                with self.subTest(field):
+                    self.assertIsNone(gate.waiver_of(
+                        v, [dict(entry, waivers=[dict(waiver,
+                                                      **{field: "other"})])]))
         finally:
             atomic = {k for k, c in self.after.chains.items()
                       if c.kind == "atomic"}

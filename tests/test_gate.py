@@ -164,7 +164,7 @@ class GateTest(unittest.TestCase):
         with self.assertRaises(classification.Error) as e:
             classification.load("demo.yaml", bad)
         self.assertIn("demo.yaml:9: waiver: only a conflict's waiver names "
-                      "a callout", str(e.exception))
+                      "a callout or a root", str(e.exception))
         good = bad.replace("rule: atomic-callout-sleeps", "rule: conflict")
         _, entries = classification.load("demo.yaml", good)
         self.assertEqual(entries[0]["waivers"][0]["callout"], "cb")

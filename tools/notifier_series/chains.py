@@ -499,13 +499,14 @@ def violations(chain, klass):
 
 def conflict_violation(chain, c):
     """The violation of a conflict `c` of `chain`: its site ends the
-    atomic path, its "callout" starts the sleeping one, its "files" are
-    those of both paths."""
+    atomic path, whose first function is its "root"; its "callout"
+    starts the sleeping path; its "files" are those of both paths."""
     site = c["atomic"]["path"][-1]
     return {"rule": "conflict", "chain": chain.id, "defined": chain.defined,
             "site": f"{site['file']}:{site['line']}", "file": site["file"],
             "function": site["function"],
             "callout": c["sleeps"]["path"][0]["function"],
+            "root": c["atomic"]["path"][0]["function"],
             "why": f"{paths.summary(c['atomic'])}; and "
                    f"{paths.summary(c['sleeps'])}",
             "files": sorted({s["file"] for part in ("atomic", "sleeps")

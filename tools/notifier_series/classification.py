@@ -17,10 +17,11 @@ REQUIRED = ("chain", "defined", "declared", "class", "reason")
 TYPE_NAMES = {str: "string", bool: "boolean"}
 # A waiver: a rule violation of the chain, at a function of a file, that
 # the series leaves as it is, and why a reviewer may accept that.
-# A conflict's waiver may name the callout it is about ("callout"): it
-# then waives that callout's path only, not every callout of the site.
+# A conflict's waiver may name the callout ("callout") or the function
+# where the atomic path starts ("root") that its reason is about: it then
+# waives that pair only, not every callout or root of the site.
 WAIVER_FIELDS = ("rule", "file", "function", "reason")
-WAIVER_OPTIONAL = ("callout",)
+WAIVER_OPTIONAL = ("callout", "root")
 
 
 class Entry(dict):
@@ -173,9 +174,10 @@ def _waivers(path, node, problems):
             problems.append(f"{path}:{line}: waiver: missing "
                             + ", ".join(missing))
             continue
-        if "callout" in waiver and waiver["rule"] != "conflict":
+        if waiver.keys() & set(WAIVER_OPTIONAL) and \
+                waiver["rule"] != "conflict":
             problems.append(f"{path}:{line}: waiver: only a conflict's "
-                            "waiver names a callout")
+                            "waiver names a callout or a root")
             continue
         if _one_of(f"{path}:{line}: waiver", "rule", waiver["rule"], RULES,
                    problems):

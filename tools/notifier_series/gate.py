@@ -18,7 +18,10 @@ neither fixed nor waived is a "candidate": it is listed and counted in
 every report, but does not make the series red, since such paths ignore
 which event the caller sends, which instance of a per-object chain, and
 the flags that guard a sleep (the review of the 6.1 conflicts in the
-README found 1 real of 19).  Triage turns each into a fix or a waiver."""
+README found 1 real of 19).  Triage turns each into a fix or a waiver.
+A conflict is one pair (call site, callout, root of the atomic path), so
+a fix that removes its root fixes it even when the chain's next pair
+remains; a pair only the tree with the fixes shows is a candidate too."""
 
 import os
 
@@ -57,7 +60,7 @@ def fixes_checkout(kernel_tree, fixes):
 def key(v):
     """What identifies a violation across two trees whose lines differ."""
     return (v["rule"], v["chain"], v["defined"], v["file"], v["function"],
-            v.get("callout"))
+            v.get("callout"), v.get("root"))
 
 
 def waiver_of(v, entries):
@@ -67,7 +70,8 @@ def waiver_of(v, entries):
         for w in e.get("waivers", []):
             if (w["rule"], w["file"], w["function"]) == \
                     (v["rule"], v["file"], v["function"]) and \
-                    w.get("callout", v.get("callout")) == v.get("callout"):
+                    all(w.get(f, v.get(f)) == v.get(f)
+                        for f in ("callout", "root")):
                 return w
     return None
 
@@ -106,8 +110,8 @@ def judge(before, after, entries, fixes, seen_after):
             item["status"] = "waived"
             item["waiver"] = {"reason": w["reason"], "line": w.line}
             used[id(w)] = None
-        elif v["rule"] in CANDIDATE_RULES and k in after_keys and \
-                k in before_keys:
+        elif v["rule"] in CANDIDATE_RULES and k in after_keys:
+            # A pair only the fixed tree shows is its chain's next one.
             item["status"] = "candidate"
         else:
             item["status"] = "open"
