@@ -33,8 +33,9 @@ def attach(model, graph, atomic, depth=callgraph.DEPTH,
     subject), `conflicts` and `searched` on every chain of `model`;
     `atomic` holds the keys of the chains whose callouts run in atomic
     context.  A chain's conflicts are its pairs of an atomic caller and
-    a sleeping callout, shortest first, up to the first one `waived`
-    does not accept: a waiver never hides the next pair.  Returns
+    a sleeping callout that `waived` accepts, and the first one it does
+    not (the shortest atomic path, then the shortest sleeping one): a
+    waiver never hides the next pair.  Returns
     {"atomic_functions", "sleeping_functions"}."""
     sleeping = graph.sleeping()
     extra = []
@@ -122,14 +123,15 @@ def _chain(chain, graph, reach, sleeping, depth, waived):
         KINDS.index(i["kind"]), i["depth"], i["subject"]))
     atomic = [i for i in chain.evidence if i["kind"] == "atomic-caller"]
     sleeps = [i for i in chain.evidence if i["kind"] == "sleeping-callout"]
-    chain.conflicts = []
-    for pair in sorted(((a, s) for a in atomic for s in sleeps),
-                       key=lambda p: (p[0]["depth"] + p[1]["depth"],
-                                      p[0]["subject"], p[1]["subject"])):
-        c = {"atomic": pair[0], "sleeps": pair[1]}
-        chain.conflicts.append(c)
-        if not waived(chain, c):
-            break
+    chain.conflicts, first = [], None
+    for a in atomic:
+        for s in sleeps:
+            c = {"atomic": a, "sleeps": s}
+            if waived(chain, c):
+                chain.conflicts.append(c)
+            elif first is None:
+                first = c
+                chain.conflicts.append(c)
     chain.searched = {
         "call_sites": sum(s["op"] == "call" for s in chain.sites)
         + len(chain.callers),
