@@ -17,8 +17,8 @@ to a call of the chain, and one from a callout to a sleep) that is
 neither fixed nor waived is a "candidate": it is listed and counted in
 every report, but does not make the series red, since such paths ignore
 which event the caller sends, which instance of a per-object chain, and
-the flags that guard a sleep (the review of the 6.1 conflicts in the
-README found 1 real of 19).  Triage turns each into a fix or a waiver.
+the flags that guard a sleep (the review of the first pair of every
+chain in the README found 8 real of 39).  Triage turns each into a fix or a waiver.
 A conflict is one pair (call site, callout, root of the atomic path), so
 a fix that removes its root fixes it even when the chain's next pair
 remains; a pair only the tree with the fixes shows is a candidate too."""
