@@ -181,9 +181,11 @@ class CallGraphTest(unittest.TestCase):
                  "waivers": [waiver]}
         # The timer's site waived, the hard IRQ's comes next (its
         # helper only calls the chain: the site is its caller).
-        paths.attach(self.after, self.graph, {chain.key},
-                     waived=lambda ch, c: bool(gate.waiver_of(
-                         chains.conflict_violation(ch, c), [entry])))
+        def attach(entries):
+            paths.attach(self.after, self.graph, {chain.key},
+                         listed=lambda ch, c: bool(gate.waiver_of(
+                             chains.conflict_violation(ch, c), entries)))
+        attach([entry])
         try:
             self.assertEqual([c["atomic"]["subject"]
                               for c in chain.conflicts],
@@ -197,6 +199,33 @@ class CallGraphTest(unittest.TestCase):
             self.assertEqual([i["status"] for i in items],
                              ["waived", "candidate"])
             self.assertEqual(unused, [])
+            # A waived pair after the first one not waived stays listed.
+            irq = classification.Waiver(waiver, file=found[1]["file"],
+                                        function=found[1]["function"])
+            attach([dict(entry, waivers=[irq])])
+            self.assertEqual([c["atomic"]["subject"]
+                              for c in chain.conflicts],
+                             ["drivers/cg/i2c.c:45", "drivers/cg/i2c.c:56"])
+            # The waiver naming the most is the one used, in either order.
+            narrow = classification.Waiver(waiver, root="cg_i2c_timer")
+            for order in ([waiver, narrow], [narrow, waiver]):
+                self.assertIs(gate.waiver_of(
+                    v, [dict(entry, waivers=order)]), narrow)
+            # One waiver over a pair the fixes remove and a pair it
+            # waives is used, whichever comes first.
+            fixed, kept = found[0], dict(found[0], root="cg_other_root")
+            patch = os.path.join(self.tmp, "0001-fix-i2c.patch")
+            with open(patch, "w", encoding="utf-8") as f:
+                f.write("Subject: [PATCH] fix\n\n---\ndiff --git "
+                        "a/drivers/cg/i2c.c b/drivers/cg/i2c.c\n")
+            for before in ([fixed, kept], [kept, fixed]):
+                items, unused = gate.judge(before, [kept], [entry],
+                                           [patch], lambda v: True)
+                self.assertEqual([i["status"] for i in items],
+                                 [{"cg_i2c_timer": "fixed",
+                                   "cg_other_root": "waived"}[v["root"]]
+                                  for v in before])
+                self.assertEqual(unused, [])
             # A waiver of another callout or root does not waive this one.
             waiver["root"] = "cg_i2c_timer"
             self.assertIs(gate.waiver_of(v, [entry]), waiver)

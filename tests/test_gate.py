@@ -165,11 +165,19 @@ class GateTest(unittest.TestCase):
             classification.load("demo.yaml", bad)
         self.assertIn("demo.yaml:9: waiver: only a conflict's waiver names "
                       "a callout or a root", str(e.exception))
+        with self.assertRaises(classification.Error) as e:
+            classification.load("demo.yaml", bad.replace("callout:",
+                                                         "root:"))
+        self.assertIn("demo.yaml:9: waiver: only a conflict's waiver names "
+                      "a callout or a root", str(e.exception))
         good = bad.replace("rule: atomic-callout-sleeps", "rule: conflict")
+        good = good.replace("    callout: cb\n",
+                            "    callout: cb\n    root: r\n")
         _, entries = classification.load("demo.yaml", good)
-        self.assertEqual(entries[0]["waivers"][0]["callout"], "cb")
+        self.assertEqual((entries[0]["waivers"][0]["callout"],
+                          entries[0]["waivers"][0]["root"]), ("cb", "r"))
         text = classification.dump("demo", entries, "header")
-        self.assertIn("    callout: cb\n", text)
+        self.assertIn("    callout: cb\n    root: r\n", text)
 
     def test_waivers_survive_a_dump(self):
         text = classification.dump("demo", self.entries, "header")

@@ -87,16 +87,25 @@ def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):
     return 0
 
 
-def attach_evidence(model, graph, entries, depth):
+def attach_evidence(model, graph, entries, depth, keep=frozenset()):
     """The call graph's evidence on every chain of `model`; the callouts
     of the chains classified atomic (declared atomic when not
-    classified) run in atomic context; the conflicts the entries waive
-    are listed with the next one.  Returns figures."""
+    classified) run in atomic context; the conflicts the entries waive,
+    or whose gate.key() is in `keep`, are listed with the next one.
+    Returns figures."""
     decided = {e.key: e["class"] for e in entries}
     atomic = {key for key, c in model.chains.items()
               if decided.get(key, c.kind) == "atomic"}
-    return paths.attach(model, graph, atomic, depth, lambda chain, c: bool(
-        gate.waiver_of(chains.conflict_violation(chain, c), entries)))
+    waiving = {(e["chain"], e["defined"]) for e in entries
+               if any(w["rule"] == "conflict" for w in e.get("waivers", []))}
+    kept = {k[1:3] for k in keep}
+
+    def listed(chain, c):
+        if (chain.id, chain.defined) not in waiving | kept:
+            return False
+        v = chains.conflict_violation(chain, c)
+        return gate.key(v) in keep or bool(gate.waiver_of(v, entries))
+    return paths.attach(model, graph, atomic, depth, listed)
 
 
 def collect(kernel_tree, source, jobs, what):
@@ -211,8 +220,12 @@ def violation_gate(kver, work, jobs, model, entries):
                                    f"{len(fixes)} fixes")
         fixed = chains.Tree(found["records"], source, graph.heads,
                             graph.is_static)
+        # The pristine tree's pairs stay listed when the fixed tree
+        # still has them, whatever its first pair is now.
         attach_evidence(fixed, graph, entries,
-                        getattr(model, "depth", callgraph.DEPTH))
+                        getattr(model, "depth", callgraph.DEPTH),
+                        {gate.key(v) for v in before
+                         if v["rule"] == "conflict"})
         del graph
         items, unused = gate.judge(before, violations_of(fixed, entries),
                                    entries, fixes,

@@ -17,11 +17,11 @@ to a call of the chain, and one from a callout to a sleep) that is
 neither fixed nor waived is a "candidate": it is listed and counted in
 every report, but does not make the series red, since such paths ignore
 which event the caller sends, which instance of a per-object chain, and
-the flags that guard a sleep (the review of the first pair of every
-chain in the README found 8 real of 39).  Triage turns each into a fix or a waiver.
-A conflict is one pair (call site, callout, root of the atomic path), so
-a fix that removes its root fixes it even when the chain's next pair
-remains; a pair only the tree with the fixes shows is a candidate too."""
+the flags that guard a sleep (the README has what their review found).
+Triage turns each into a fix or a waiver.  A conflict is one pair (call
+site, callout, root of the atomic path), so a fix that removes its root
+fixes it even when the chain's next pair remains; a pair only the tree
+with the fixes shows is a candidate too, marked "introduced"."""
 
 import os
 
@@ -32,6 +32,8 @@ CORE_HEADER = "include/linux/notifier.h"
 FIXES_BRANCH = "notifier-series/fixes"
 STATUSES = ("fixed", "waived", "candidate", "open")
 CANDIDATE_RULES = ("conflict",)
+# What narrows a conflict's waiver to some of the site's pairs.
+SCOPES = ("callout", "root")
 
 
 def fix_patches(kver):
@@ -64,16 +66,17 @@ def key(v):
 
 
 def waiver_of(v, entries):
-    for e in entries:
-        if (e["chain"], e["defined"]) != (v["chain"], v["defined"]):
-            continue
-        for w in e.get("waivers", []):
-            if (w["rule"], w["file"], w["function"]) == \
-                    (v["rule"], v["file"], v["function"]) and \
-                    all(w.get(f, v.get(f)) == v.get(f)
-                        for f in ("callout", "root")):
-                return w
-    return None
+    """The waiver of `v`: of its chain, rule, file and function, and of
+    its callout and root when the waiver names them; the one naming the
+    most when several do."""
+    found = [w for e in entries
+             if (e["chain"], e["defined"]) == (v["chain"], v["defined"])
+             for w in e.get("waivers", [])
+             if (w["rule"], w["file"], w["function"]) ==
+             (v["rule"], v["file"], v["function"]) and
+             all(w.get(f, v.get(f)) == v.get(f) for f in SCOPES)]
+    return max(found, key=lambda w: sum(f in w for f in SCOPES),
+               default=None)
 
 
 def judge(before, after, entries, fixes, seen_after):
@@ -105,14 +108,18 @@ def judge(before, after, entries, fixes, seen_after):
             item["status"] = "fixed"
             item["fixed_by"] = fixed_by
             if w:
-                used[id(w)] = item      # a waiver the fixes made stale
+                # A waiver the fixes made stale, unless it waives another.
+                used.setdefault(id(w), item)
         elif w:
             item["status"] = "waived"
             item["waiver"] = {"reason": w["reason"], "line": w.line}
             used[id(w)] = None
         elif v["rule"] in CANDIDATE_RULES and k in after_keys:
-            # A pair only the fixed tree shows is its chain's next one.
+            # A pair only the fixed tree shows is its chain's next one,
+            # or one a fix brought.
             item["status"] = "candidate"
+            if k not in before_keys:
+                item["introduced"] = True
         else:
             item["status"] = "open"
             if k not in after_keys:

@@ -28,14 +28,16 @@ def _item(kind, path, subject):
 
 
 def attach(model, graph, atomic, depth=callgraph.DEPTH,
-           waived=lambda chain, conflict: False):
+           listed=lambda chain, conflict: False):
     """Sets `evidence` (a list of items, shortest first per kind and
     subject), `conflicts` and `searched` on every chain of `model`;
     `atomic` holds the keys of the chains whose callouts run in atomic
     context.  A chain's conflicts are its pairs of an atomic caller and
-    a sleeping callout that `waived` accepts, and the first one it does
-    not (the shortest atomic path, then the shortest sleeping one): a
-    waiver never hides the next pair.  Returns
+    a sleeping callout that `listed` accepts (the waived ones), and the
+    first one it does not (the shortest atomic path, then the shortest
+    sleeping one), so that a waiver never hides the next pair.  A call
+    site has one atomic path, its shortest: the site's other roots show
+    only once that one is gone.  Returns
     {"atomic_functions", "sleeping_functions"}."""
     sleeping = graph.sleeping()
     extra = []
@@ -51,7 +53,7 @@ def attach(model, graph, atomic, depth=callgraph.DEPTH,
                               int(block_line)))
     reach = graph.atomic_reach(extra)
     for chain in model.chains.values():
-        _chain(chain, graph, reach, sleeping, depth, waived)
+        _chain(chain, graph, reach, sleeping, depth, listed)
     return {"atomic_functions": len(reach),
             "sleeping_functions": len(sleeping)}
 
@@ -72,7 +74,7 @@ def _node(graph, function, file):
     return n
 
 
-def _chain(chain, graph, reach, sleeping, depth, waived):
+def _chain(chain, graph, reach, sleeping, depth, listed):
     found, missing = {}, set()
 
     def add(item):
@@ -127,7 +129,7 @@ def _chain(chain, graph, reach, sleeping, depth, waived):
     for a in atomic:
         for s in sleeps:
             c = {"atomic": a, "sleeps": s}
-            if waived(chain, c):
+            if listed(chain, c):
                 chain.conflicts.append(c)
             elif first is None:
                 first = c
