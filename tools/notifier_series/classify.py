@@ -421,7 +421,7 @@ def audit_text(r):
         f"Call graph evidence: {r['coverage']['with_evidence']} of "
         f"{r['coverage']['with_evidence'] + r['coverage']['without']} "
         f"atomic/blocking chains have a path, "
-        f"{r['coverage']['conflicts']} conflicts.  "
+        f"{r['coverage']['conflicts']} with a conflict.  "
         f"{len(r['violations'])} rule violations ("
         + ", ".join(f"{r['gate'][s]} {s}" for s in gate.STATUSES) + "), "
         f"{len(r['unresolved_sites'])} sites whose chain is not known.  "
@@ -440,7 +440,8 @@ def audit_text(r):
         f"proposed {d['proposed']}, classified {d['class']}\n    "
         + "\n    ".join(d["reasons"][:5]) for d in r["disagreements"]])
     section("Conflicts: a path from atomic context to a call and a path "
-            "from a callout to a sleep (not yet gated: see the README)", [
+            "from a callout to a sleep, each pair judged under \"Rule "
+            "violations\" below", [
         f"{c['chain']} ({c['defined']}), classified {c['class']}:\n"
         + "".join(f"    {part}: {c[part]['subject']}\n"
                   + "".join(f"      {line}\n"
