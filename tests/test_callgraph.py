@@ -183,8 +183,9 @@ class CallGraphTest(unittest.TestCase):
         # helper only calls the chain: the site is its caller).
         def attach(entries):
             paths.attach(self.after, self.graph, {chain.key},
-                         listed=lambda ch, c: bool(gate.waiver_of(
-                             chains.conflict_violation(ch, c), entries)))
+                         listed=lambda ch, c: gate.waiver_of(
+                             chains.conflict_violation(ch, c), entries)
+                         and "waived")
         attach([entry])
         try:
             self.assertEqual([c["atomic"]["subject"]
@@ -206,6 +207,14 @@ class CallGraphTest(unittest.TestCase):
             self.assertEqual([c["atomic"]["subject"]
                               for c in chain.conflicts],
                              ["drivers/cg/i2c.c:45", "drivers/cg/i2c.c:56"])
+            # A pair kept from the pristine tree that is also the first
+            # one not waived is listed once, with no other after it.
+            paths.attach(self.after, self.graph, {chain.key},
+                         listed=lambda ch, c: "kept" if c["atomic"][
+                             "subject"] == "drivers/cg/i2c.c:45" else None)
+            self.assertEqual([c["atomic"]["subject"]
+                              for c in chain.conflicts],
+                             ["drivers/cg/i2c.c:45"])
             # The waiver naming the most is the one used, in either order.
             narrow = classification.Waiver(waiver, root="cg_i2c_timer")
             for order in ([waiver, narrow], [narrow, waiver]):

@@ -102,9 +102,11 @@ def attach_evidence(model, graph, entries, depth, keep=frozenset()):
 
     def listed(chain, c):
         if (chain.id, chain.defined) not in waiving | kept:
-            return False
+            return None
         v = chains.conflict_violation(chain, c)
-        return gate.key(v) in keep or bool(gate.waiver_of(v, entries))
+        if gate.waiver_of(v, entries):
+            return "waived"
+        return "kept" if gate.key(v) in keep else None
     return paths.attach(model, graph, atomic, depth, listed)
 
 

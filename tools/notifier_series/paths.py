@@ -28,14 +28,15 @@ def _item(kind, path, subject):
 
 
 def attach(model, graph, atomic, depth=callgraph.DEPTH,
-           listed=lambda chain, conflict: False):
+           listed=lambda chain, conflict: None):
     """Sets `evidence` (a list of items, shortest first per kind and
     subject), `conflicts` and `searched` on every chain of `model`;
     `atomic` holds the keys of the chains whose callouts run in atomic
     context.  A chain's conflicts are its pairs of an atomic caller and
-    a sleeping callout that `listed` accepts (the waived ones), and the
-    first one it does not (the shortest atomic path, then the shortest
-    sleeping one), so that a waiver never hides the next pair.  A call
+    a sleeping callout that `listed` names ("waived", or another true
+    value for a pair to list all the same), and the first one not
+    waived (the shortest atomic path, then the shortest sleeping one),
+    so that a waiver never hides the next pair.  A call
     site has one atomic path, its shortest: the site's other roots show
     only once that one is gone.  Returns
     {"atomic_functions", "sleeping_functions"}."""
@@ -129,10 +130,11 @@ def _chain(chain, graph, reach, sleeping, depth, listed):
     for a in atomic:
         for s in sleeps:
             c = {"atomic": a, "sleeps": s}
-            if listed(chain, c):
-                chain.conflicts.append(c)
-            elif first is None:
+            why = listed(chain, c)
+            if why != "waived" and first is None:
                 first = c
+                chain.conflicts.append(c)
+            elif why:
                 chain.conflicts.append(c)
     chain.searched = {
         "call_sites": sum(s["op"] == "call" for s in chain.sites)
