@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from tests import tools_path  # noqa: F401
 from tests.test_classify import USERS, fixture_tree
@@ -283,3 +284,59 @@ class CacheTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class JudgementTest(unittest.TestCase):
+    """classify.judged(): the gate's last judgement answers only for the
+    same inputs, so that series does not analyse both trees again after
+    classify, and never answers for a changed classification."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.yaml = os.path.join(self.tmp, "linux-demo.yaml")
+        with open(self.yaml, "w", encoding="utf-8") as f:
+            f.write(YAML)
+        kernel_tree = type("T", (), {"path": os.path.join(self.tmp,
+                                                          "linux-demo")})
+        self.judgements = 0
+        patches = [mock.patch.object(classify.tree, "prepare",
+                                     lambda kver, work: kernel_tree),
+                   mock.patch.object(classify.tree, "git",
+                                     lambda *a, **k: "0" * 40),
+                   mock.patch.object(classify, "yaml_path",
+                                     lambda kver: self.yaml),
+                   mock.patch.object(classify.gate, "fix_patches",
+                                     lambda kver: []),
+                   mock.patch.object(classify.evidence, "spatch_version",
+                                     lambda env: "spatch 1.1.1"),
+                   mock.patch.object(classify, "violation_gate",
+                                     self.violation_gate)]
+        for p in patches:
+            p.start()
+            self.addCleanup(p.stop)
+
+    def violation_gate(self, kver, work, jobs, model, entries):
+        self.judgements += 1
+        return [{"rule": "conflict", "status": "candidate", "model": model}
+                ], [f"problem {self.judgements}"]
+
+    def judge(self):
+        return classify.judged("demo", None, 1, [], lambda: "model")
+
+    def test_the_same_inputs_are_judged_once(self):
+        first = self.judge()
+        self.assertEqual(self.judge(), first)
+        self.assertEqual(self.judgements, 1)
+
+    def test_a_changed_classification_is_judged_again(self):
+        self.judge()
+        with open(self.yaml, "a", encoding="utf-8") as f:
+            f.write("# reviewed\n")
+        self.assertEqual(self.judge()[1], ["problem 2"])
+        self.assertEqual(self.judgements, 2)
+
+    def test_a_new_depth_is_judged_again(self):
+        self.judge()
+        classify.judged("demo", None, 1, [], lambda: "model", depth=3)
+        self.assertEqual(self.judgements, 2)

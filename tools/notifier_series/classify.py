@@ -2,6 +2,8 @@
 chains, the proposed class of each, the rule checks, the reviewed YAML of
 classify/ checked against the tree, and the audit report."""
 
+import glob
+import hashlib
 import json
 import os
 import time
@@ -66,6 +68,27 @@ def build_graph(kernel_tree, source, jobs, what):
         f"linked in {figures['link_seconds']}s: {figures['functions']} "
         f"functions, {figures['calls']} calls")
     return graph, figures
+
+
+def gate_cache(kernel_tree):
+    """The file of the gate's last judgement, in the work folder."""
+    return os.path.join(os.path.dirname(kernel_tree.path), "cache", "gate",
+                        os.path.basename(kernel_tree.path) + ".json")
+
+
+def gate_stamp(kver, kernel_tree, depth):
+    """What the gate's judgement of `kver` depends on: the pristine
+    commit, the classification, the fix patches, the depth, spatch's
+    version and the toolkit's own code and semantic patches."""
+    h = hashlib.sha256(f"{depth} {evidence.spatch_version(None)} ".encode())
+    h.update(tree.git(kernel_tree.path, "rev-parse",
+                      tree.PRISTINE + "^{commit}").encode())
+    code = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "*.py"))
+                  + glob.glob(os.path.join(tree.REPO, "cocci", "*")))
+    for path in [yaml_path(kver)] + gate.fix_patches(kver) + code:
+        h.update(f"{os.path.relpath(path, tree.REPO)} "
+                 f"{tree.sha256(path)}\n".encode())
+    return h.hexdigest()
 
 
 def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):
@@ -199,6 +222,27 @@ def site_seen(model, problems):
     return seen
 
 
+def judged(kver, work, jobs, entries, model_of, depth=callgraph.DEPTH):
+    """violation_gate()'s (items, problems) for the classification of
+    `kver`, whose `entries` are those of its file: the last judgement
+    when nothing it depends on changed (gate_stamp()), else judged again
+    on the model that `model_of()` returns, and kept for the next run."""
+    kernel_tree = tree.prepare(kver, work)
+    cache = gate_cache(kernel_tree)
+    stamp = gate_stamp(kver, kernel_tree, depth)
+    if os.path.exists(cache):
+        with open(cache, encoding="utf-8") as f:
+            last = json.load(f)
+        if last.get("stamp") == stamp:
+            say(f"    the gate's judgement of the same inputs: {cache}")
+            return last["items"], last["problems"]
+    items, problems = violation_gate(kver, work, jobs, model_of(), entries)
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    output.write_json(cache, {"stamp": stamp, "items": items,
+                              "problems": problems})
+    return items, problems
+
+
 def violation_gate(kver, work, jobs, model, entries):
     """The violations of the pristine tree `model` and of the tree with
     the fixes of core-patch/<kver>/, judged by gate.judge(); returns
@@ -287,7 +331,7 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     _, entries = classification.load(path)
     problems = classification.check_coverage(
         os.path.relpath(path, tree.REPO), entries, model.chains)
-    items, unused = violation_gate(kver, work, jobs, model, entries)
+    items, unused = judged(kver, work, jobs, entries, lambda: model, depth)
     problems += unused
     report = audit(model, entries, facts, problems, items)
     report["seconds"] = round(time.monotonic() - start, 1)

@@ -404,8 +404,9 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     kernel_tree, core, groups, conversion, entries = build_series(
         kver, work, out, jobs, stage)
     git = kernel_tree.path
-    model, _ = classify.analyse(kver, work, jobs, out)
-    items, unused = classify.violation_gate(kver, work, jobs, model, entries)
+    items, unused = classify.judged(
+        kver, work, jobs, entries,
+        lambda: classify.analyse(kver, work, jobs, out, entries=entries)[0])
     if unused:
         raise Error("\n".join(unused))
     with Step("git format-patch of the series"):
