@@ -133,11 +133,9 @@ class CallGraphTest(unittest.TestCase):
             ("kernel/locking/mutex.c", 4, "mutex_lock")])
         self.assertEqual(item["path"][-1]["note"], "calls might_sleep()")
 
-    def test_conflict_is_a_gated_violation_with_both_paths(self):
+    def test_conflict_is_reported_with_both_paths(self):
         before = self.chain(self.before, "cg_i2c_chain")
         self.assertEqual(chains.propose(before)[0], "atomic")
-        self.assertNotIn("conflict", {v["rule"] for v in chains.violations(
-            before, "atomic")})
         chain = self.chain(self.after, "cg_i2c_chain")
         self.assertEqual(chains.propose(chain)[0], "conflict")
         [c] = chain.conflicts
@@ -145,20 +143,44 @@ class CallGraphTest(unittest.TestCase):
             ("drivers/cg/i2c.c", 38, "cg_i2c_timer"),
             ("drivers/cg/i2c.c", 45, "cg_i2c_timer")])
         self.assertEqual(c["sleeps"]["path"][-1]["function"], "mutex_lock")
-        [v] = [v for v in chains.violations(chain, "atomic")
-               if v["rule"] == "conflict"]
-        self.assertEqual((v["site"], v["function"]),
-                         ("drivers/cg/i2c.c:45", "cg_i2c_timer"))
+
+    def graph_violations(self, cid, klass):
+        return [v for v in chains.violations(self.chain(self.after, cid),
+                                             klass)
+                if v.get("via") == chains.VIA_GRAPH]
+
+    def test_the_side_that_breaks_the_class_is_gated_path_by_path(self):
+        # Atomic: the callout's path to a sleep, whoever calls the chain.
+        [v] = self.graph_violations("cg_i2c_chain", "atomic")
+        self.assertEqual((v["rule"], v["function"], v.get("root")),
+                         ("atomic-callout-sleeps", "cg_i2c_cb", None))
         self.assertEqual(v["files"], ["drivers/cg/i2c.c",
                                       "kernel/locking/mutex.c"])
-        # Neither fixed nor waived: a candidate, not green-blocking.
+        # Blocking: each call site's path from atomic context, with its
+        # root; not the sites whose own context already convicts them.
+        found = self.graph_violations("cg_i2c_chain", "blocking")
+        self.assertEqual([(v["rule"], v["site"], v["root"]) for v in found],
+                         [("blocking-called-atomic", "drivers/cg/i2c.c:51",
+                           "cg_i2c_irq")])
+        local = [v for v in chains.violations(
+            self.chain(self.after, "cg_i2c_chain"), "blocking")
+            if "via" not in v]
+        self.assertEqual([v["site"] for v in local],
+                         ["drivers/cg/i2c.c:45", "drivers/cg/i2c.c:56"])
+        # Writers reached from atomic context, for either class.
+        self.assertEqual(
+            [v["rule"] for v in self.graph_violations("cg_inner_chain",
+                                                      "blocking")],
+            ["blocking-called-atomic", "blocking-called-atomic"])
+        [v] = self.graph_violations("cg_i2c_chain", "atomic")
+        # Neither fixed nor waived: a candidate, not green-blocking; one
+        # only the tree with the fixes has is a candidate too.
         items, _ = gate.judge([v], [v], [], [], lambda v: True)
         self.assertEqual(items[0]["status"], "candidate")
-        # Only in the tree with the fixes: its chain's next pair, a
-        # candidate as well.
         items, _ = gate.judge([], [v], [], [], lambda v: True)
-        self.assertEqual(items[0]["status"], "candidate")
-        # A fix of a file on either path fixes it; another file does not.
+        self.assertEqual((items[0]["status"], items[0]["introduced"]),
+                         ("candidate", True))
+        # A fix of a file on the path fixes it; another file does not.
         for touched, status in (("kernel/locking/mutex.c", "fixed"),
                                 ("drivers/cg/deep.c", "open")):
             fix = os.path.join(self.tmp, "0001-fix.patch")
@@ -168,85 +190,40 @@ class CallGraphTest(unittest.TestCase):
             items, _ = gate.judge([v], [], [], [fix], lambda v: True)
             self.assertEqual(items[0]["status"], status, touched)
 
-    def test_a_waived_conflict_shows_the_next_pair(self):
+    def test_a_waiver_of_a_root_waives_that_root_only(self):
+        [v] = self.graph_violations("cg_i2c_chain", "blocking")
         chain = self.chain(self.after, "cg_i2c_chain")
-        [first] = chain.conflicts
-        v = chains.conflict_violation(chain, first)
-        self.assertEqual((v["callout"], v["root"]),
-                         ("cg_i2c_cb", "cg_i2c_timer"))
         waiver = classification.Waiver(
-            rule="conflict", file=v["file"], function=v["function"],
+            rule=v["rule"], file=v["file"], function=v["function"],
             reason="checked")
         entry = {"chain": chain.id, "defined": chain.defined,
                  "waivers": [waiver]}
-        # The timer's site waived, the hard IRQ's comes next (its
-        # helper only calls the chain: the site is its caller).
-        def attach(entries):
-            paths.attach(self.after, self.graph, {chain.key},
-                         listed=lambda ch, c: gate.waiver_of(
-                             chains.conflict_violation(ch, c), entries)
-                         and "waived")
-        attach([entry])
-        try:
-            self.assertEqual([c["atomic"]["subject"]
-                              for c in chain.conflicts],
-                             ["drivers/cg/i2c.c:45", "drivers/cg/i2c.c:56"])
-            self.assertEqual(self.steps(chain.conflicts[1]["atomic"])[0],
-                             ("drivers/cg/i2c.c", 62, "cg_i2c_irq"))
-            found = [chains.conflict_violation(chain, c)
-                     for c in chain.conflicts]
-            items, unused = gate.judge(found, found, [entry], [],
-                                       lambda v: True)
+        # Without a root it waives every root of the site.
+        self.assertIs(gate.waiver_of(v, [entry]), waiver)
+        self.assertIs(gate.waiver_of(dict(v, root="cg_other"), [entry]),
+                      waiver)
+        # With one, that root only; the one naming the root wins.
+        narrow = classification.Waiver(waiver, root="cg_i2c_irq")
+        self.assertIsNone(gate.waiver_of(
+            dict(v, root="cg_other"), [dict(entry, waivers=[narrow])]))
+        for order in ([waiver, narrow], [narrow, waiver]):
+            self.assertIs(gate.waiver_of(v, [dict(entry, waivers=order)]),
+                          narrow)
+        # One waiver over a path the fixes remove and a path it waives
+        # is used, whichever comes first.
+        fixed, kept = v, dict(v, root="cg_other_root")
+        patch = os.path.join(self.tmp, "0001-fix-i2c.patch")
+        with open(patch, "w", encoding="utf-8") as f:
+            f.write("Subject: [PATCH] fix\n\n---\ndiff --git "
+                    "a/drivers/cg/i2c.c b/drivers/cg/i2c.c\n")
+        for before in ([fixed, kept], [kept, fixed]):
+            items, unused = gate.judge(before, [kept], [entry],
+                                       [patch], lambda v: True)
             self.assertEqual([i["status"] for i in items],
-                             ["waived", "candidate"])
+                             [{"cg_i2c_irq": "fixed",
+                               "cg_other_root": "waived"}[i["root"]]
+                              for i in before])
             self.assertEqual(unused, [])
-            # A waived pair after the first one not waived stays listed.
-            irq = classification.Waiver(waiver, file=found[1]["file"],
-                                        function=found[1]["function"])
-            attach([dict(entry, waivers=[irq])])
-            self.assertEqual([c["atomic"]["subject"]
-                              for c in chain.conflicts],
-                             ["drivers/cg/i2c.c:45", "drivers/cg/i2c.c:56"])
-            # A pair kept from the pristine tree that is also the first
-            # one not waived is listed once, with no other after it.
-            paths.attach(self.after, self.graph, {chain.key},
-                         listed=lambda ch, c: "kept" if c["atomic"][
-                             "subject"] == "drivers/cg/i2c.c:45" else None)
-            self.assertEqual([c["atomic"]["subject"]
-                              for c in chain.conflicts],
-                             ["drivers/cg/i2c.c:45"])
-            # The waiver naming the most is the one used, in either order.
-            narrow = classification.Waiver(waiver, root="cg_i2c_timer")
-            for order in ([waiver, narrow], [narrow, waiver]):
-                self.assertIs(gate.waiver_of(
-                    v, [dict(entry, waivers=order)]), narrow)
-            # One waiver over a pair the fixes remove and a pair it
-            # waives is used, whichever comes first.
-            fixed, kept = found[0], dict(found[0], root="cg_other_root")
-            patch = os.path.join(self.tmp, "0001-fix-i2c.patch")
-            with open(patch, "w", encoding="utf-8") as f:
-                f.write("Subject: [PATCH] fix\n\n---\ndiff --git "
-                        "a/drivers/cg/i2c.c b/drivers/cg/i2c.c\n")
-            for before in ([fixed, kept], [kept, fixed]):
-                items, unused = gate.judge(before, [kept], [entry],
-                                           [patch], lambda v: True)
-                self.assertEqual([i["status"] for i in items],
-                                 [{"cg_i2c_timer": "fixed",
-                                   "cg_other_root": "waived"}[v["root"]]
-                                  for v in before])
-                self.assertEqual(unused, [])
-            # A waiver of another callout or root does not waive this one.
-            waiver["root"] = "cg_i2c_timer"
-            self.assertIs(gate.waiver_of(v, [entry]), waiver)
-            for field in ("callout", "root"):
-                with self.subTest(field):
-                    self.assertIsNone(gate.waiver_of(
-                        v, [dict(entry, waivers=[dict(waiver,
-                                                      **{field: "other"})])]))
-        finally:
-            atomic = {k for k, c in self.after.chains.items()
-                      if c.kind == "atomic"}
-            paths.attach(self.after, self.graph, atomic)
 
     def test_heads_in_structures_and_allocated_at_run_time(self):
         ids = {c.id for c in self.before.chains.values()}

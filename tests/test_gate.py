@@ -159,26 +159,26 @@ class GateTest(unittest.TestCase):
         self.assertIn("demo.yaml:22: reason must be a non-empty string",
                       str(e.exception))
 
-    def test_only_a_conflicts_waiver_names_a_callout(self):
+    def test_only_a_path_from_atomic_context_names_a_root(self):
         bad = YAML.replace("    function: alloc_call\n",
-                           "    function: alloc_call\n    callout: cb\n")
+                           "    function: alloc_call\n    root: r\n")
         with self.assertRaises(classification.Error) as e:
             classification.load("demo.yaml", bad)
-        self.assertIn("demo.yaml:9: waiver: only a conflict's waiver names "
-                      "a callout or a root", str(e.exception))
+        self.assertIn("demo.yaml:9: waiver: only the waiver of a path from "
+                      "atomic context (write-in-atomic, "
+                      "blocking-called-atomic) names a root",
+                      str(e.exception))
         with self.assertRaises(classification.Error) as e:
-            classification.load("demo.yaml", bad.replace("callout:",
-                                                         "root:"))
-        self.assertIn("demo.yaml:9: waiver: only a conflict's waiver names "
-                      "a callout or a root", str(e.exception))
-        good = bad.replace("rule: atomic-callout-sleeps", "rule: conflict")
-        good = good.replace("    callout: cb\n",
-                            "    callout: cb\n    root: r\n")
+            classification.load("demo.yaml", bad.replace("root:",
+                                                         "callout:"))
+        self.assertIn("demo.yaml:12: unknown waiver field 'callout'",
+                      str(e.exception))
+        good = bad.replace("rule: atomic-callout-sleeps",
+                           "rule: blocking-called-atomic")
         _, entries = classification.load("demo.yaml", good)
-        self.assertEqual((entries[0]["waivers"][0]["callout"],
-                          entries[0]["waivers"][0]["root"]), ("cb", "r"))
+        self.assertEqual(entries[0]["waivers"][0]["root"], "r")
         text = classification.dump("demo", entries, "header")
-        self.assertIn("    callout: cb\n    root: r\n", text)
+        self.assertIn("    root: r\n", text)
 
     def test_waivers_survive_a_dump(self):
         text = classification.dump("demo", self.entries, "header")

@@ -228,6 +228,11 @@ class Tree:
 
     def _member(self, member, site):
         typed = self._types.get((site["file"], site["line"]))
+        if typed and typed["member"] == member and re.fullmatch(
+                r"struct (atomic|blocking|raw|srcu)_notifier_head( \*)?",
+                typed["struct"]):
+            return (f"the list of a {typed['struct'].rstrip(' *')} the "
+                    "function is given: the chain API itself")
         if typed and typed["member"] == member:
             cid = f"{typed['struct']}.{member}"
             found = [c for c in self.chains.values() if c.id == cid]
@@ -455,25 +460,37 @@ RULES = {
                            "callouts (seed patch 6/7)",
     "blocking-called-atomic": "blocking chain called in atomic context",
     "atomic-callout-sleeps": "atomic chain's callout may sleep",
-    "conflict": "called in atomic context and a callout may sleep: a "
-                "path of the call graph to each",
 }
+# The call graph's evidence that breaks a rule, by kind and the chain's
+# class: a writer reached from atomic context (writers take the rwsem),
+# a blocking chain's call reached from it (its readers take the rwsem),
+# an atomic chain's callout that reaches a sleep (its readers hold
+# rcu_read_lock(), whoever calls).
+GRAPH_RULES = {
+    ("atomic-writer", "atomic"): "write-in-atomic",
+    ("atomic-writer", "blocking"): "write-in-atomic",
+    ("atomic-caller", "blocking"): "blocking-called-atomic",
+    ("sleeping-callout", "atomic"): "atomic-callout-sleeps",
+}
+# What a violation found through the call graph says it was found by.
+VIA_GRAPH = "call graph"
 
 
 def violations(chain, klass):
     """The rule checks of one chain, `klass` being its class (atomic or
     blocking); [{"rule", "chain", "defined", "site", "file", "function",
-    "why"}], "site" being file:line and "function" the one it is in; a
-    conflict also has "files", those of its two paths."""
+    "why"}], "site" being file:line and "function" the one it is in.
+    Those of the call graph's paths (GRAPH_RULES), one per path, also
+    have "via", "files" (the path's) and, for a path from atomic context,
+    "root" (its first function); a function the site's own context
+    already convicts has no path's violation besides."""
     out = []
 
-    def add(rule, site, function, why, files=None):
+    def add(rule, site, function, why, **more):
         out.append({"rule": rule, "chain": chain.id,
                     "defined": chain.defined, "site": site,
                     "file": site.rpartition(":")[0], "function": function,
-                    "why": why})
-        if files:
-            out[-1]["files"] = files
+                    "why": why, **more})
 
     callout_fns = {(c["file"], c["function"]) for c in
                    chain.callouts.values()}
@@ -493,21 +510,21 @@ def violations(chain, klass):
     if klass == "atomic":
         for c, why in blocking_evidence(chain):
             add("atomic-callout-sleeps", c["block"], c["function"], why)
-    out += [conflict_violation(chain, c) for c in chain.conflicts]
+    local = {(v["rule"], v["file"], v["function"]) for v in out}
+    for item in chain.evidence:
+        rule = GRAPH_RULES.get((item["kind"], klass))
+        if rule is None:
+            continue
+        files = sorted({s["file"] for s in item["path"]})
+        if item["kind"] == "sleeping-callout":
+            first = item["path"][0]
+            site = item["subject"].rpartition(" (")[2].rstrip(")")
+            more = {}
+        else:
+            first, last = item["path"][0], item["path"][-1]
+            site, more = item["subject"], {"root": first["function"]}
+            first = last
+        if (rule, site.rpartition(":")[0], first["function"]) not in local:
+            add(rule, site, first["function"], paths.summary(item),
+                via=VIA_GRAPH, files=files, **more)
     return out
-
-
-def conflict_violation(chain, c):
-    """The violation of a conflict `c` of `chain`: its site ends the
-    atomic path, whose first function is its "root"; its "callout"
-    starts the sleeping path; its "files" are those of both paths."""
-    site = c["atomic"]["path"][-1]
-    return {"rule": "conflict", "chain": chain.id, "defined": chain.defined,
-            "site": f"{site['file']}:{site['line']}", "file": site["file"],
-            "function": site["function"],
-            "callout": c["sleeps"]["path"][0]["function"],
-            "root": c["atomic"]["path"][0]["function"],
-            "why": f"{paths.summary(c['atomic'])}; and "
-                   f"{paths.summary(c['sleeps'])}",
-            "files": sorted({s["file"] for part in ("atomic", "sleeps")
-                             for s in c[part]["path"]})}

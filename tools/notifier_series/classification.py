@@ -17,11 +17,12 @@ REQUIRED = ("chain", "defined", "declared", "class", "reason")
 TYPE_NAMES = {str: "string", bool: "boolean"}
 # A waiver: a rule violation of the chain, at a function of a file, that
 # the series leaves as it is, and why a reviewer may accept that.
-# A conflict's waiver may name the callout ("callout") or the function
-# where the atomic path starts ("root") that its reason is about: it then
-# waives that pair only, not every callout or root of the site.
+# The waiver of a path from atomic context may name the function where
+# the path starts ("root") when its reason is about that path: it then
+# waives that root only, not every root of the site.
 WAIVER_FIELDS = ("rule", "file", "function", "reason")
-WAIVER_OPTIONAL = ("callout", "root")
+WAIVER_OPTIONAL = ("root",)
+ROOTED_RULES = ("write-in-atomic", "blocking-called-atomic")
 
 
 class Entry(dict):
@@ -175,9 +176,10 @@ def _waivers(path, node, problems):
                             + ", ".join(missing))
             continue
         if waiver.keys() & set(WAIVER_OPTIONAL) and \
-                waiver["rule"] != "conflict":
-            problems.append(f"{path}:{line}: waiver: only a conflict's "
-                            "waiver names a callout or a root")
+                waiver["rule"] not in ROOTED_RULES:
+            problems.append(f"{path}:{line}: waiver: only the waiver of "
+                            "a path from atomic context ("
+                            + ", ".join(ROOTED_RULES) + ") names a root")
             continue
         if _one_of(f"{path}:{line}: waiver", "rule", waiver["rule"], RULES,
                    problems):

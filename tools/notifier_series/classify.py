@@ -110,27 +110,14 @@ def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):
     return 0
 
 
-def attach_evidence(model, graph, entries, depth, keep=frozenset()):
+def attach_evidence(model, graph, entries, depth):
     """The call graph's evidence on every chain of `model`; the callouts
     of the chains classified atomic (declared atomic when not
-    classified) run in atomic context; the conflicts the entries waive,
-    or whose gate.key() is in `keep`, are listed with the next one.
-    Returns figures."""
+    classified) run in atomic context.  Returns figures."""
     decided = {e.key: e["class"] for e in entries}
     atomic = {key for key, c in model.chains.items()
               if decided.get(key, c.kind) == "atomic"}
-    waiving = {(e["chain"], e["defined"]) for e in entries
-               if any(w["rule"] == "conflict" for w in e.get("waivers", []))}
-    kept = {k[1:3] for k in keep}
-
-    def listed(chain, c):
-        if (chain.id, chain.defined) not in waiving | kept:
-            return None
-        v = chains.conflict_violation(chain, c)
-        if gate.waiver_of(v, entries):
-            return "waived"
-        return "kept" if gate.key(v) in keep else None
-    return paths.attach(model, graph, atomic, depth, listed)
+    return paths.attach(model, graph, atomic, depth)
 
 
 def collect(kernel_tree, source, jobs, what):
@@ -266,12 +253,8 @@ def violation_gate(kver, work, jobs, model, entries):
                                    f"{len(fixes)} fixes")
         fixed = chains.Tree(found["records"], source, graph.heads,
                             graph.is_static)
-        # The pristine tree's pairs stay listed when the fixed tree
-        # still has them, whatever its first pair is now.
         attach_evidence(fixed, graph, entries,
-                        getattr(model, "depth", callgraph.DEPTH),
-                        {gate.key(v) for v in before
-                         if v["rule"] == "conflict"})
+                        getattr(model, "depth", callgraph.DEPTH))
         del graph
         items, unused = gate.judge(before, violations_of(fixed, entries),
                                    entries, fixes,
@@ -485,9 +468,10 @@ def audit_text(r):
         f"{d['chain']} ({d['defined']}): declared {d['declared']}, "
         f"proposed {d['proposed']}, classified {d['class']}\n    "
         + "\n    ".join(d["reasons"][:5]) for d in r["disagreements"]])
-    section("Conflicts: a path from atomic context to a call and a path "
-            "from a callout to a sleep, each pair judged under \"Rule "
-            "violations\" below", [
+    section("Conflicts: the shortest path from atomic context to a call "
+            "and the shortest from a callout to a sleep; the side that "
+            "breaks the chain's class is judged, path by path, under "
+            "\"Rule violations\" below", [
         f"{c['chain']} ({c['defined']}), classified {c['class']}:\n"
         + "".join(f"    {part}: {c[part]['subject']}\n"
                   + "".join(f"      {line}\n"

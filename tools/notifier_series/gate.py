@@ -12,28 +12,28 @@ without the violation.  A site the second analysis does not see any more
 (spatch failed on the file, the function moved) proves nothing: the
 violation stays open, "unverified".
 
-A conflict of the call graph (rule "conflict": a path from atomic context
-to a call of the chain, and one from a callout to a sleep) that is
-neither fixed nor waived is a "candidate": it is listed and counted in
-every report, but does not make the series red, since such paths ignore
-which event the caller sends, which instance of a per-object chain, and
-the flags that guard a sleep (the README has what their review found).
-Triage turns each into a fix or a waiver.  A conflict is one pair (call
-site, callout, root of the atomic path), so a fix that removes its root
-fixes it even when the chain's next pair remains; a pair only the tree
+A violation found through a path of the call graph ("via": the call
+graph: a writer or a blocking chain's call reached from atomic context,
+an atomic chain's callout that reaches a sleep) that is neither fixed
+nor waived is a "candidate": it is listed and counted in every report,
+but does not make the series red, since such paths ignore which event
+the caller sends, which instance of a per-object chain, and the flags
+that guard a sleep (the README has what their review found).  Triage
+turns each into a fix or a waiver.  A path from atomic context is one
+violation per call site and root (the first function of its shortest
+path), so that a fix that removes the root fixes it; one only the tree
 with the fixes shows is a candidate too, marked "introduced"."""
 
 import os
 
-from . import patches, tree
+from . import chains, patches, tree
 from .progress import Error, say
 
 CORE_HEADER = "include/linux/notifier.h"
 FIXES_BRANCH = "notifier-series/fixes"
 STATUSES = ("fixed", "waived", "candidate", "open")
-CANDIDATE_RULES = ("conflict",)
-# What narrows a conflict's waiver to some of the site's pairs.
-SCOPES = ("callout", "root")
+# What narrows a waiver of a path from atomic context to that root's.
+SCOPES = ("root",)
 
 
 def fix_patches(kver):
@@ -62,13 +62,13 @@ def fixes_checkout(kernel_tree, fixes):
 def key(v):
     """What identifies a violation across two trees whose lines differ."""
     return (v["rule"], v["chain"], v["defined"], v["file"], v["function"],
-            v.get("callout"), v.get("root"))
+            v.get("root"))
 
 
 def waiver_of(v, entries):
     """The waiver of `v`: of its chain, rule, file and function, and of
-    its callout and root when the waiver names them; the one naming the
-    most when several do."""
+    its root when the waiver names one; the one naming the root when
+    both kinds match."""
     found = [w for e in entries
              if (e["chain"], e["defined"]) == (v["chain"], v["defined"])
              for w in e.get("waivers", [])
@@ -83,7 +83,7 @@ def judge(before, after, entries, fixes, seen_after):
     """Each violation of the pristine tree (`before`) and of the tree with
     the fixes (`after`), once, with its "status" and what decided it:
     "fixed_by" (the subjects of the fixes that change its file, or for
-    a conflict a file of one of its paths, "files"), a
+    a path of the call graph a file of the path, "files"), a
     "waiver" (its reason and line), or why it is open ("unverified": the
     fixed tree's analysis did not see the site; "introduced": only the
     fixed tree has it).  `seen_after(v)` says whether the analysis of the
@@ -114,9 +114,7 @@ def judge(before, after, entries, fixes, seen_after):
             item["status"] = "waived"
             item["waiver"] = {"reason": w["reason"], "line": w.line}
             used[id(w)] = None
-        elif v["rule"] in CANDIDATE_RULES and k in after_keys:
-            # A pair only the fixed tree shows is its chain's next one,
-            # or one a fix brought.
+        elif v.get("via") == chains.VIA_GRAPH and k in after_keys:
             item["status"] = "candidate"
             if k not in before_keys:
                 item["introduced"] = True

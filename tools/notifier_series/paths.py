@@ -27,17 +27,14 @@ def _item(kind, path, subject):
             "subject": subject}
 
 
-def attach(model, graph, atomic, depth=callgraph.DEPTH,
-           listed=lambda chain, conflict: None):
-    """Sets `evidence` (a list of items, shortest first per kind and
+def attach(model, graph, atomic, depth=callgraph.DEPTH):
+    """Sets `evidence` (a list of items, the shortest per kind and
     subject), `conflicts` and `searched` on every chain of `model`;
     `atomic` holds the keys of the chains whose callouts run in atomic
-    context.  A chain's conflicts are its pairs of an atomic caller and
-    a sleeping callout that `listed` names ("waived", or another true
-    value for a pair to list all the same), and the first one not
-    waived (the shortest atomic path, then the shortest sleeping one),
-    so that a waiver never hides the next pair.  A call
-    site has one atomic path, its shortest: the site's other roots show
+    context.  A chain's conflict, when it has one, is its shortest path
+    from atomic context to a call and its shortest from a callout to a
+    sleep: the evidence that it is neither class.  A call site has one
+    path from atomic context, its shortest: the site's other roots show
     only once that one is gone.  Returns
     {"atomic_functions", "sleeping_functions"}."""
     sleeping = graph.sleeping()
@@ -54,7 +51,7 @@ def attach(model, graph, atomic, depth=callgraph.DEPTH,
                               int(block_line)))
     reach = graph.atomic_reach(extra)
     for chain in model.chains.values():
-        _chain(chain, graph, reach, sleeping, depth, listed)
+        _chain(chain, graph, reach, sleeping, depth)
     return {"atomic_functions": len(reach),
             "sleeping_functions": len(sleeping)}
 
@@ -75,7 +72,7 @@ def _node(graph, function, file):
     return n
 
 
-def _chain(chain, graph, reach, sleeping, depth, listed):
+def _chain(chain, graph, reach, sleeping, depth):
     found, missing = {}, set()
 
     def add(item):
@@ -126,16 +123,8 @@ def _chain(chain, graph, reach, sleeping, depth, listed):
         KINDS.index(i["kind"]), i["depth"], i["subject"]))
     atomic = [i for i in chain.evidence if i["kind"] == "atomic-caller"]
     sleeps = [i for i in chain.evidence if i["kind"] == "sleeping-callout"]
-    chain.conflicts, first = [], None
-    for a in atomic:
-        for s in sleeps:
-            c = {"atomic": a, "sleeps": s}
-            why = listed(chain, c)
-            if why != "waived" and first is None:
-                first = c
-                chain.conflicts.append(c)
-            elif why:
-                chain.conflicts.append(c)
+    chain.conflicts = ([{"atomic": atomic[0], "sleeps": sleeps[0]}]
+                       if atomic and sleeps else [])
     chain.searched = {
         "call_sites": sum(s["op"] == "call" for s in chain.sites)
         + len(chain.callers),

@@ -296,7 +296,8 @@ def summary_lines(report):
     return [
         f"rule violations of the tree: {v['found']} found, {v['fixed']} "
         f"fixed before the core patch, {v['waived']} waived, "
-        f"{v.get('candidate', 0)} call-graph conflicts awaiting triage, "
+        f"{v.get('candidate', 0)} paths of the call graph awaiting "
+        "triage, "
         f"{v['open']} open",
         f"checkpatch.pl --strict: {cp['errors']} errors, {cp['warnings']} "
         f"warnings, {cp['checks']} checks in {report['patches']} patches",
