@@ -472,6 +472,10 @@ GRAPH_RULES = {
     ("atomic-caller", "blocking"): "blocking-called-atomic",
     ("sleeping-callout", "atomic"): "atomic-callout-sleeps",
 }
+# The rules of a path from atomic context, whose waiver may name a root.
+ROOTED_RULES = tuple(dict.fromkeys(
+    rule for (kind, _), rule in GRAPH_RULES.items()
+    if kind != "sleeping-callout"))
 # What a violation found through the call graph says it was found by.
 VIA_GRAPH = "call graph"
 
@@ -515,16 +519,14 @@ def violations(chain, klass):
         rule = GRAPH_RULES.get((item["kind"], klass))
         if rule is None:
             continue
-        files = sorted({s["file"] for s in item["path"]})
-        if item["kind"] == "sleeping-callout":
-            first = item["path"][0]
+        path = item["path"]
+        if item["kind"] == "sleeping-callout":     # subject: "fn() (block)"
             site = item["subject"].rpartition(" (")[2].rstrip(")")
-            more = {}
-        else:
-            first, last = item["path"][0], item["path"][-1]
-            site, more = item["subject"], {"root": first["function"]}
-            first = last
-        if (rule, site.rpartition(":")[0], first["function"]) not in local:
-            add(rule, site, first["function"], paths.summary(item),
-                via=VIA_GRAPH, files=files, **more)
+            function, more = path[0]["function"], {}
+        else:                                      # subject: the site
+            site, function = item["subject"], path[-1]["function"]
+            more = {"root": path[0]["function"]}
+        if (rule, site.rpartition(":")[0], function) not in local:
+            add(rule, site, function, paths.summary(item), via=VIA_GRAPH,
+                files=sorted({s["file"] for s in path}), **more)
     return out

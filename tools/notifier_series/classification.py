@@ -6,7 +6,7 @@ import os
 
 import yaml
 
-from .chains import RULES
+from .chains import ROOTED_RULES, RULES
 from .progress import Error
 
 CLASSES = ("atomic", "blocking", "excluded")
@@ -22,7 +22,6 @@ TYPE_NAMES = {str: "string", bool: "boolean"}
 # waives that root only, not every root of the site.
 WAIVER_FIELDS = ("rule", "file", "function", "reason")
 WAIVER_OPTIONAL = ("root",)
-ROOTED_RULES = ("write-in-atomic", "blocking-called-atomic")
 
 
 class Entry(dict):
