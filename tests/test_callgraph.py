@@ -65,7 +65,7 @@ class CallGraphTest(unittest.TestCase):
         self.assertEqual(self.steps(item), [
             ("drivers/cg/irq.c", 18, "cg_irq"),
             ("drivers/cg/irq.c", 12, "cg_irq"),
-            ("drivers/cg/deep2.c", 7, "cg_deep2"),
+            ("drivers/cg/deep2.c", 12, "cg_deep2"),
             ("drivers/cg/deep.c", 12, "cg_deep3")])
         self.assertEqual(item["depth"], 4)
         self.assertIn("given to cg_request_irq()", item["path"][0]["note"])
@@ -167,11 +167,19 @@ class CallGraphTest(unittest.TestCase):
             if "via" not in v]
         self.assertEqual([v["site"] for v in local],
                          ["drivers/cg/i2c.c:45", "drivers/cg/i2c.c:56"])
-        # Writers reached from atomic context, for either class.
         self.assertEqual(
             [v["rule"] for v in self.graph_violations("cg_inner_chain",
                                                       "blocking")],
             ["blocking-called-atomic", "blocking-called-atomic"])
+        # Writers reached from atomic context, for either class: the
+        # register two calls below the interrupt handler, and its wrapper.
+        for klass in ("atomic", "blocking"):
+            self.assertEqual(
+                [(v["site"], v["function"], v["root"]) for v in
+                 self.graph_violations("cg_deep_chain", klass)
+                 if v["rule"] == "write-in-atomic"],
+                [("drivers/cg/deep2.c:14", "cg_deep2", "cg_irq"),
+                 ("drivers/cg/deep.c:17", "cg_deep_register", "cg_irq")])
         [v] = self.graph_violations("cg_i2c_chain", "atomic")
         # Neither fixed nor waived: a candidate, not green-blocking; one
         # only the tree with the fixes has is a candidate too.
