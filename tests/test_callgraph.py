@@ -198,6 +198,21 @@ class CallGraphTest(unittest.TestCase):
             items, _ = gate.judge([v], [], [], [fix], lambda v: True)
             self.assertEqual(items[0]["status"], status, touched)
 
+    def test_regions_that_run_only_while_the_system_boots_are_no_roots(self):
+        boot = {self.graph.name[n] for n in self.graph.boot_only()}
+        self.assertTrue({"start_kernel", "cg_arch_entry", "cg_con_init"}
+                        <= boot, boot)
+        self.assertNotIn("cg_param", boot)
+        # The writer below start_kernel(), its entry code and a console
+        # initcall, each under a lock or with irqs off, is reached from
+        # atomic context only through the early_param() handler that a
+        # timer calls too.
+        self.assertEqual(
+            [(v["rule"], v["site"], v["function"], v["root"]) for v in
+             self.graph_violations("cg_boot_chain", "blocking")],
+            [("write-in-atomic", "init/main.c:11", "cg_boot_register",
+              "cg_param")])
+
     def test_a_waiver_of_a_root_waives_that_root_only(self):
         [v] = self.graph_violations("cg_i2c_chain", "blocking")
         chain = self.chain(self.after, "cg_i2c_chain")

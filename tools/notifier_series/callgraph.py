@@ -73,6 +73,13 @@ MEMBER_ROOTS = {
     ("work_struct", "func"): "process",
 }
 ATOMIC = ("hardirq", "softirq", "atomic")
+# The function the kernel boots from: it and the architectures' entry
+# code that calls it run once, while system_state is SYSTEM_BOOTING and
+# no other task runs; functions given to these run from it too
+# (console_init(), parse_early_param(), parse_args()).
+BOOT_ENTRY = "start_kernel"
+BOOT_ROOTS = {("console_initcall", 0): "boot", ("early_param", 1): "boot",
+              ("__setup", 1): "boot"}
 # Functions that sleep by themselves; every other sleeping function is
 # found by the closure over the graph.
 SLEEPERS = frozenset((
@@ -249,6 +256,7 @@ class Graph:
         self.ambiguous = defaultdict(set)        # name -> {caller file}
         self.too_many = defaultdict(set)         # member -> {caller node}
         self._resolved = {}
+        self._boot = None
         self._link()
 
     def _node(self, name, path, line, static, macro, params, events):
@@ -506,7 +514,7 @@ class Graph:
     def registration_apis(self):
         """ROOTS and the functions that pass one of their parameters on
         to one of them, to a fixpoint: {(api, index): context}."""
-        apis = dict(ROOTS)
+        apis = {**ROOTS, **BOOT_ROOTS}
         changed = True
         while changed:
             changed = False
@@ -558,6 +566,32 @@ class Graph:
                 add(rec[3], rec[0], ctx, rec[4],
                     f"{rec[3]}() is stored in struct {struct}.{member}")
         return found
+
+    def boot_only(self):
+        """{node: why}: the functions that run only while the system
+        boots: BOOT_ENTRY, the functions that call it, and those given
+        to BOOT_ROOTS that nothing else calls.  Their atomic regions are
+        no roots: might_sleep() does not check then, no other task can
+        hold a lock they wait for, and the core patch's writers skip
+        the rwsem."""
+        if self._boot is not None:
+            return self._boot
+        self._boot = boot = {}
+        for n in self.global_defs.get(BOOT_ENTRY, []):
+            boot[n] = f"{BOOT_ENTRY}() boots the kernel"
+        todo = list(boot)
+        while todo:
+            n = todo.pop()
+            for caller, line, how, _ in self.callers[n]:
+                if how in ("direct", "alternative") and caller not in boot:
+                    boot[caller] = (f"calls {self.name[n]}() at "
+                                    f"{self.file[caller]}:{line}")
+                    todo.append(caller)
+        for n, (ctx, path, line, why) in self.roots().items():
+            if ctx == "boot" and all(c in boot for c, _, _, _ in
+                                     self.callers[n]):
+                boot.setdefault(n, f"{why} at {path}:{line}")
+        return boot
 
     # -- closures ------------------------------------------------------------
 
@@ -635,6 +669,7 @@ class Graph:
         caller whose call at `line` reaches the node.  `extra` adds roots:
         [(node, why, file, line)]."""
         reach, heap = {}, []
+        boot = self.boot_only()
         for n, (ctx, path, line, why) in self.roots().items():
             if ctx in ATOMIC:
                 reach[n] = (None, line, ctx, f"{why} at {path}:{line}")
@@ -645,6 +680,8 @@ class Graph:
                 heapq.heappush(heap, (0, n))
         dist = {n: 0 for n in reach}
         for n, calls in enumerate(self.calls):
+            if n in boot:
+                continue
             for line, target, how, region in calls:
                 if region and isinstance(target, int) and \
                         not self.macro[target] and 1 < dist.get(target,
@@ -714,7 +751,10 @@ class Graph:
 
     def region_at(self, n, line):
         """(opener, line) of the region a call of node n at `line` is
-        in, or None."""
+        in, or None; none in a function that runs only while the
+        system boots."""
+        if n in self.boot_only():
+            return None
         for call_line, _, _, region in self.calls[n]:
             if call_line == line and region:
                 return region
@@ -740,6 +780,8 @@ def report(graph, figures):
                       sorted(graph.ambiguous.items())},
         "too_many_targets": {m: len(ns) for m, ns in
                              sorted(graph.too_many.items())},
+        "boot_only": sorted(f"{graph.name[n]} ({graph.file[n]}): {why}"
+                            for n, why in graph.boot_only().items()),
         "atomic_safe": sorted(f"{graph.name[n]} ({graph.file[n]}): called "
                               f"in atomic regions from {k} files"
                               for n, k in safe.items()),

@@ -461,6 +461,17 @@ RULES = {
     "blocking-called-atomic": "blocking chain called in atomic context",
     "atomic-callout-sleeps": "atomic chain's callout may sleep",
 }
+# The declared kinds with which the unmodified kernel already breaks each
+# rule (a blocking chain's rwsem, an atomic chain's rcu_read_lock() and
+# synchronize_rcu()): a violation of another kind is a bug the series
+# makes, which only a fix can remove.
+BROKEN_BEFORE = {
+    "write-in-atomic": ("blocking",),
+    "unregister-in-callout": ("atomic", "blocking"),
+    "register-in-callout": ("blocking",),
+    "blocking-called-atomic": ("blocking",),
+    "atomic-callout-sleeps": ("atomic",),
+}
 # The call graph's evidence that breaks a rule, by kind and the chain's
 # class: a writer reached from atomic context (writers take the rwsem),
 # a blocking chain's call reached from it (its readers take the rwsem),

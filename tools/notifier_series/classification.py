@@ -21,6 +21,10 @@ TYPE_NAMES = {str: "string", bool: "boolean"}
 # the path starts ("root") when its reason is about that path: it then
 # waives that root only, not every root of the site.
 WAIVER_FIELDS = ("rule", "file", "function", "reason")
+# A waiver's reason opens with its verdict: the violation cannot happen,
+# or it is a bug of the unmodified kernel (chains.BROKEN_BEFORE) that the
+# series leaves as it is.
+VERDICTS = ("false:", "real")
 WAIVER_OPTIONAL = ("root",)
 
 
@@ -173,6 +177,11 @@ def _waivers(path, node, problems):
         if missing:
             problems.append(f"{path}:{line}: waiver: missing "
                             + ", ".join(missing))
+            continue
+        if not waiver["reason"].startswith(VERDICTS):
+            problems.append(f"{path}:{line}: waiver: the reason must "
+                            "open with its verdict, " + " or ".join(
+                                f'"{v}"' for v in VERDICTS))
             continue
         if waiver.keys() & set(WAIVER_OPTIONAL) and \
                 waiver["rule"] not in ROOTED_RULES:

@@ -79,6 +79,20 @@ def waiver_of(v, entries):
                default=None)
 
 
+def declared(v, entries):
+    """The kind the unmodified kernel declares the chain of `v` with."""
+    return next((e["declared"] for e in entries
+                 if (e["chain"], e["defined"]) == (v["chain"], v["defined"])),
+                None)
+
+
+def made_by_series(w, v, entries):
+    """Whether waiver `w` calls `v` real while the unmodified kernel,
+    with its chain's declared kind, has no such bug."""
+    return w["reason"].startswith("real") and \
+        declared(v, entries) not in chains.BROKEN_BEFORE[v["rule"]]
+
+
 def judge(before, after, entries, fixes, seen_after):
     """Each violation of the pristine tree (`before`) and of the tree with
     the fixes (`after`), once, with its "status" and what decided it:
@@ -110,6 +124,14 @@ def judge(before, after, entries, fixes, seen_after):
             if w:
                 # A waiver the fixes made stale, unless it waives another.
                 used.setdefault(id(w), item)
+        elif w and made_by_series(w, v, entries):
+            item["status"] = "open"
+            item["made_by_series"] = (
+                f"waived as real, but the chain is declared "
+                f"{declared(v, entries)}, with which the unmodified kernel "
+                f"does not break {v['rule']}: only a fix before the core "
+                f"patch removes it (waiver at line {w.line})")
+            used[id(w)] = None
         elif w:
             item["status"] = "waived"
             item["waiver"] = {"reason": w["reason"], "line": w.line}
@@ -156,6 +178,8 @@ def lines(items):
                    "a reason)")
         elif v.get("unverified"):
             how = f"OPEN ({v['unverified']})"
+        elif v.get("made_by_series"):
+            how = f"OPEN ({v['made_by_series']})"
         elif v.get("introduced"):
             how = "OPEN (introduced by the fixes)"
         else:
