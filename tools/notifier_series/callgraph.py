@@ -80,6 +80,8 @@ ATOMIC = ("hardirq", "softirq", "atomic")
 BOOT_ENTRY = "start_kernel"
 BOOT_ROOTS = {("console_initcall", 0): "boot", ("early_param", 1): "boot",
               ("__setup", 1): "boot"}
+# Where start_kernel() lets the system schedule: never boot only.
+BOOT_END = ("arch_call_rest_init", "rest_init")
 # Functions that sleep by themselves; every other sleeping function is
 # found by the closure over the graph.
 SLEEPERS = frozenset((
@@ -567,11 +569,36 @@ class Graph:
                     f"{rec[3]}() is stored in struct {struct}.{member}")
         return found
 
+    def escaped(self):
+        """The names of the functions whose address is taken: given to a
+        call, or stored in a structure's member."""
+        names = {rec[3] for recs in self.fptrs.values() for rec in recs}
+        for events in self.events:
+            for ev in events:
+                if ev[0] == CALL:
+                    names.update(arg for _, arg in ev[3])
+        for _, ev in self.toplevel:
+            names.update(arg for _, arg in ev[3])
+        return names
+
+    def _boot_callees(self, n):
+        """The nodes node n calls; for a call that the graph resolves to
+        ARCH's definition, the other architectures' ones too (their
+        setup_arch() is start_kernel()'s as much as x86's)."""
+        for _, target, _, _ in self.calls[n]:
+            if not isinstance(target, int):
+                continue
+            yield target
+            if _arch(self.file[target]) == ARCH:
+                yield from (m for m in self.global_defs[self.name[target]]
+                            if _arch(self.file[m]) not in (None, ARCH))
+
     def boot_only(self):
         """{node: why}: the functions that run only while the system
-        boots: BOOT_ENTRY, the functions that call it, and those given
-        to BOOT_ROOTS that nothing else calls.  Their atomic regions are
-        no roots: might_sleep() does not check then, no other task can
+        boots: BOOT_ENTRY and the functions that call it, those given to
+        BOOT_ROOTS, and the functions only these call (whose address is
+        not taken), but for BOOT_END.  Their atomic regions are no
+        roots: might_sleep() does not check then, no other task can
         hold a lock they wait for, and the core patch's writers skip
         the rwsem."""
         if self._boot is not None:
@@ -587,10 +614,31 @@ class Graph:
                     boot[caller] = (f"calls {self.name[n]}() at "
                                     f"{self.file[caller]}:{line}")
                     todo.append(caller)
-        for n, (ctx, path, line, why) in self.roots().items():
-            if ctx == "boot" and all(c in boot for c, _, _, _ in
-                                     self.callers[n]):
-                boot.setdefault(n, f"{why} at {path}:{line}")
+        given = {n: f"{why} at {path}:{line}"
+                 for n, (ctx, path, line, why) in self.roots().items()
+                 if ctx == "boot"}
+        escaped = self.escaped()
+        todo = list(boot)
+        for n, why in given.items():
+            if n not in boot and not self.callers[n]:
+                boot[n] = why
+                todo.append(n)
+        while todo:
+            n = todo.pop()
+            for target in self._boot_callees(n):
+                if target in boot or \
+                        self.macro[target] or \
+                        self.name[target] in BOOT_END or \
+                        (target not in given and
+                         self.name[target] in escaped):
+                    continue
+                callers = self.callers[target]
+                if all(c in boot for c, _, _, _ in callers):
+                    boot[target] = given.get(target) or (
+                        f"called only while the system boots, by "
+                        f"{self.name[n]}() ({self.file[n]})"
+                        + (" and others" if len(callers) > 1 else ""))
+                    todo.append(target)
         return boot
 
     # -- closures ------------------------------------------------------------
