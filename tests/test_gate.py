@@ -181,7 +181,7 @@ class GateTest(unittest.TestCase):
         fixes = gate.fix_patches("6.12")
         self.assertEqual([os.path.basename(p)[:4] for p in fixes],
                          ["0001", "0002", "0003", "0004", "0005", "0006",
-                          "0007"])
+                          "0007", "0008"])
 
     def test_a_waiver_must_name_a_known_rule_and_a_reason(self):
         bad = YAML.replace("rule: atomic-callout-sleeps", "rule: nap") \
