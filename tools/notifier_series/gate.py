@@ -26,14 +26,14 @@ with the fixes shows is a candidate too, marked "introduced"."""
 
 import os
 
-from . import chains, patches, tree
+from . import chains, classification, patches, tree
 from .progress import Error, say
 
 CORE_HEADER = "include/linux/notifier.h"
 FIXES_BRANCH = "notifier-series/fixes"
 STATUSES = ("fixed", "waived", "candidate", "open")
 # What narrows a waiver of a path from atomic context to that root's.
-SCOPES = ("root",)
+SCOPES = classification.WAIVER_OPTIONAL
 
 
 def fix_patches(kver):
