@@ -181,7 +181,7 @@ class CallGraphTest(unittest.TestCase):
                 [("drivers/cg/deep2.c:14", "cg_deep2", "cg_irq"),
                  ("drivers/cg/deep.c:17", "cg_deep_register", "cg_irq")])
         [v] = self.graph_violations("cg_i2c_chain", "atomic")
-        # Neither fixed nor waived: a candidate, not green-blocking; one
+        # Neither fixed nor waived: a candidate, awaiting triage; one
         # only the tree with the fixes has is a candidate too.
         items, _ = gate.judge([v], [v], [], [], lambda v: True)
         self.assertEqual(items[0]["status"], "candidate")

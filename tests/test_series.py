@@ -196,6 +196,11 @@ class GreenTest(unittest.TestCase):
         self.assertFalse(series.green(report))
         self.assertIn("1 open", series.summary_lines(report)[0])
 
+    def test_a_path_awaiting_triage_is_not_green(self):
+        report = dict(RecordBisectTest.REPORT)
+        report["violations"] = dict(report["violations"], candidate=1)
+        self.assertFalse(series.green(report))
+
 
 class CoverLetterTest(unittest.TestCase):
     ITEM = {"site": "drivers/x.c:9", "function": "x_init", "chain": "x_chain",

@@ -15,11 +15,11 @@ violation stays open, "unverified".
 A violation found through a path of the call graph ("via": the call
 graph: a writer or a blocking chain's call reached from atomic context,
 an atomic chain's callout that reaches a sleep) that is neither fixed
-nor waived is a "candidate": it is listed and counted in every report,
-but does not make the series red, since such paths ignore which event
-the caller sends, which instance of a per-object chain, and the flags
-that guard a sleep (the README has what their review found).  Triage
-turns each into a fix or a waiver.  A path from atomic context is one
+nor waived is a "candidate": a path awaiting triage, since such paths
+ignore which event the caller sends, which instance of a per-object
+chain, and the flags that guard a sleep (the README has what their
+review found).  Like an open one, it keeps the series from being green
+until triage turns it into a fix or a waiver.  A path from atomic context is one
 violation per call site and root (the first function of its shortest
 path), so that a fix that removes the root fixes it; one only the tree
 with the fixes shows is a candidate too, marked "introduced"."""

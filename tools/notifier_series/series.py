@@ -346,6 +346,7 @@ def green(report):
     ct = report["compile_test"]
     return (report["checkpatch_errors"] == 0 and report["applies"] and
             report["violations"]["open"] == 0 and
+            report["violations"].get("candidate", 0) == 0 and
             not report["typed_api_left"] and
             not ct["failed"] and report["boot_test"].get("outcome") == "pass"
             and (not report["bisect"].get("when") or
