@@ -571,15 +571,27 @@ class Graph:
 
     def escaped(self):
         """The names of the functions whose address is taken: given to a
-        call, or stored in a structure's member."""
+        call but as the argument of a BOOT_ROOTS macro, or stored in a
+        structure's member."""
         names = {rec[3] for recs in self.fptrs.values() for rec in recs}
-        for events in self.events:
-            for ev in events:
-                if ev[0] == CALL:
-                    names.update(arg for _, arg in ev[3])
-        for _, ev in self.toplevel:
-            names.update(arg for _, arg in ev[3])
+        calls = [ev for events in self.events for ev in events
+                 if ev[0] == CALL] + [ev for _, ev in self.toplevel]
+        for ev in calls:
+            names.update(arg for index, arg in ev[3]
+                         if (ev[1], index) not in BOOT_ROOTS)
         return names
+
+    def _callers_by_name(self, n):
+        """The callers of node n and, unless it is a static of a .c
+        file, of every definition of its name: a call that the graph
+        resolves to a __weak default or to one architecture's function
+        may run another one."""
+        if self.static[n] and not self.file[n].endswith(".h"):
+            return self.callers[n]
+        name = self.name[n]
+        same = {n, *self.global_defs.get(name, ()),
+                *self.header_defs.get(name, ())}
+        return [c for m in same for c in self.callers[m]]
 
     def _boot_callees(self, n):
         """The nodes node n calls; for a call that the graph resolves to
@@ -614,13 +626,15 @@ class Graph:
                     boot[caller] = (f"calls {self.name[n]}() at "
                                     f"{self.file[caller]}:{line}")
                     todo.append(caller)
+        escaped = self.escaped()
         given = {n: f"{why} at {path}:{line}"
                  for n, (ctx, path, line, why) in self.roots().items()
                  if ctx == "boot"}
-        escaped = self.escaped()
         todo = list(boot)
+        given = {n: why for n, why in given.items()
+                 if self.name[n] not in escaped}
         for n, why in given.items():
-            if n not in boot and not self.callers[n]:
+            if n not in boot and not self._callers_by_name(n):
                 boot[n] = why
                 todo.append(n)
         while todo:
@@ -632,7 +646,7 @@ class Graph:
                         (target not in given and
                          self.name[target] in escaped):
                     continue
-                callers = self.callers[target]
+                callers = self._callers_by_name(target)
                 if all(c in boot for c, _, _, _ in callers):
                     boot[target] = given.get(target) or (
                         f"called only while the system boots, by "

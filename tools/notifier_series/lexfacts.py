@@ -275,8 +275,9 @@ def facts(text):
             if depth == 0:
                 decl.append(v)
             stmt.append(v)
-            if kind == "id" and not stack and len(stmt) == 1 \
-                    and i + 1 < n and toks[i + 1][1] == "(":
+            if kind == "id" and not stack and i + 1 < n \
+                    and toks[i + 1][1] == "(" and \
+                    (len(stmt) == 1 or stmt[:-1] == ["static"]):
                 toplevel.append((CALL, v, line, _args(toks, i + 1)[0],
                                  False))
             if kind == "id" and len(stmt) == 1 and func is not None \
