@@ -258,7 +258,7 @@ class Graph:
         self.ambiguous = defaultdict(set)        # name -> {caller file}
         self.too_many = defaultdict(set)         # member -> {caller node}
         self._resolved = {}
-        self._boot = None
+        self._boot = self._roots = None
         self._link()
 
     def _node(self, name, path, line, static, macro, params, events):
@@ -536,9 +536,11 @@ class Graph:
 
     def roots(self):
         """{node: (context, file, line, why)}: functions run from an
-        interrupt, a timer, a work item..."""
+        interrupt, a timer, a work item...; computed once."""
+        if self._roots is not None:
+            return self._roots
         apis = self.registration_apis()
-        found = {}
+        self._roots = found = {}
 
         def add(name, path, ctx, line, why):
             nodes, how = self.resolve(name, path)
@@ -629,10 +631,8 @@ class Graph:
         escaped = self.escaped()
         given = {n: f"{why} at {path}:{line}"
                  for n, (ctx, path, line, why) in self.roots().items()
-                 if ctx == "boot"}
+                 if ctx == "boot" and self.name[n] not in escaped}
         todo = list(boot)
-        given = {n: why for n, why in given.items()
-                 if self.name[n] not in escaped}
         for n, why in given.items():
             if n not in boot and not self._callers_by_name(n):
                 boot[n] = why
@@ -640,11 +640,9 @@ class Graph:
         while todo:
             n = todo.pop()
             for target in self._boot_callees(n):
-                if target in boot or \
-                        self.macro[target] or \
+                if target in boot or self.macro[target] or \
                         self.name[target] in BOOT_END or \
-                        (target not in given and
-                         self.name[target] in escaped):
+                        self.name[target] in escaped:
                     continue
                 callers = self._callers_by_name(target)
                 if all(c in boot for c, _, _, _ in callers):

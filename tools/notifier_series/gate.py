@@ -19,10 +19,11 @@ nor waived is a "candidate": a path awaiting triage, since such paths
 ignore which event the caller sends, which instance of a per-object
 chain, and the flags that guard a sleep (the README has what their
 review found).  Like an open one, it keeps the series from being green
-until triage turns it into a fix or a waiver.  A path from atomic context is one
-violation per call site and root (the first function of its shortest
-path), so that a fix that removes the root fixes it; one only the tree
-with the fixes shows is a candidate too, marked "introduced"."""
+until triage turns it into a fix or a waiver.  A path from atomic
+context is one violation per call site and root (the first function of
+its shortest path), so that a fix that removes the root fixes it; one
+only the tree with the fixes shows is a candidate too, marked
+"introduced"."""
 
 import os
 
