@@ -7,7 +7,8 @@ PYTHON := /usr/bin/python3
 NS := $(PYTHON) tools/notifier-series
 
 .PHONY: all deps prepare boot-test arch-boot-test mutation-test \
-	torture-baseline classify convert series bisect bench unit-test check
+	torture-baseline classify convert series bisect bench unit-test check \
+	runtime-test
 
 all: series
 
@@ -35,6 +36,13 @@ series: deps
 
 bisect: deps
 	$(NS) bisect $(KVER)
+
+# The integration kernels of the core-patched and the series' trees booted
+# with a workload (out/$(KVER)/runtime/).  Needs make classify and make
+# series first.  Not part of check, which tests its analysis on a recorded
+# boot (the README quotes the last full run).
+runtime-test: deps
+	$(NS) runtime-test $(KVER)
 
 # Figures, not a verdict: out/$(KVER)/bench.json.  Not part of check.
 bench: deps

@@ -7,7 +7,7 @@ import unittest
 
 from tests import tools_path  # noqa: F401
 from notifier_series import kconfig
-from notifier_series.arches import ARCHES, COMMON_FRAGMENT
+from notifier_series.arches import ARCHES, COMMON_FRAGMENT, DEBUG_FRAGMENT
 from notifier_series.progress import Error
 
 
@@ -52,7 +52,8 @@ class KconfigTest(unittest.TestCase):
                          r"\.config has CONFIG_D=2")
 
     def test_boot_test_fragments_parse(self):
-        symbols = [s for _, s, _ in kconfig.parse_fragment(COMMON_FRAGMENT)]
+        symbols = [s for fragment in (COMMON_FRAGMENT, DEBUG_FRAGMENT)
+                   for _, s, _ in kconfig.parse_fragment(fragment)]
         for needed in ("CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
                        "CONFIG_PROVE_RCU", "CONFIG_DEBUG_ATOMIC_SLEEP",
                        "CONFIG_DEBUG_NOTIFIERS", "CONFIG_SMP",

@@ -12,6 +12,8 @@ from .tree import REPO
 
 TOOLS = os.path.join(REPO, "tools")
 COMMON_FRAGMENT = os.path.join(TOOLS, "boot-test.config")
+# What catches a misbehaving chain, in every kernel booted.
+DEBUG_FRAGMENT = os.path.join(TOOLS, "debug.config")
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class Arch:
 
     @property
     def fragments(self):
-        return [COMMON_FRAGMENT, self.fragment]
+        return [COMMON_FRAGMENT, DEBUG_FRAGMENT, self.fragment]
 
     def make_args(self):
         """make's arguments for this architecture, with ccache if any."""

@@ -46,19 +46,19 @@ OUTCOMES = {"pass": 0, "test-failure": 1, "splat": 2, "timeout": 3,
 
 
 def build(kernel_tree, build_dir, log_path, jobs, declared_only=False,
-          fragments=None, arch=None):
-    """Configures and builds the kernel of `arch` in `build_dir` from
-    tinyconfig and `fragments` (default: the boot test's for `arch`);
-    returns the image's path.  declared_only: see
-    kconfig.make_config()."""
+          fragments=None, arch=None, base=("tinyconfig",), targets=()):
+    """Configures and builds the kernel of `arch` in `build_dir` from the
+    `base` make targets and `fragments` (default: the boot test's for
+    `arch`), and the image with `targets` (say, modules); returns the
+    image's path.  declared_only: see kconfig.make_config()."""
     arch = arch or arches.get(arches.DEFAULT)
     args = arch.make_args()
     with open(log_path, "w", encoding="utf-8") as log:
         kconfig.make_config(kernel_tree.path, build_dir,
                             fragments or arch.fragments, args, log,
-                            declared_only)
+                            declared_only, base)
     cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", f"-j{jobs}"]
-           + args + [arch.target])
+           + args + [arch.target] + list(targets))
     rc = run_logged(cmd, log_path, "building",
                     count=("files compiled",
                            lambda line: line.lstrip().startswith("CC ")))

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 
 from . import (callgraph, chains, classification, evidence, gate, output,
-               paths, tree)
+               paths, runtime, tree)
 from .progress import Error, Step, say
 
 FOLDER = os.path.join(tree.REPO, "classify")
@@ -317,6 +317,8 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     items, unused = judged(kver, work, jobs, entries, lambda: model, depth)
     problems += unused
     report = audit(model, entries, facts, problems, items)
+    add_observations(report, runtime.load_observations(kver, out),
+                     f"out/{kver}/runtime/chains.json")
     report["seconds"] = round(time.monotonic() - start, 1)
     folder = os.path.join(out, kver)
     output.write_json(os.path.join(folder, "audit.json"), report)
@@ -332,6 +334,23 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
         raise Error(f"{os.path.relpath(path, tree.REPO)} does not fit Linux "
                     f"{facts['kernel']}:\n  " + "\n  ".join(problems))
     return 0
+
+
+def add_observations(report, seen, source):
+    """Adds what the runtime test saw (out/<kver>/runtime/chains.json) to
+    each chain's row, and counts the chains whose only evidence is
+    dynamic: seen running, with no call graph path."""
+    if seen is None:
+        report["runtime"] = None
+        return
+    only = []
+    for d in report["details"]:
+        key = (d["chain"], d["defined"].rsplit(":", 1)[0])
+        d["runtime"] = seen.get(key, [])
+        if d["runtime"] and not d["evidence"] and d["class"] != "excluded":
+            only.append(d["chain"])
+    report["runtime"] = {"source": source, "seen": len(seen),
+                         "only_dynamic": only}
 
 
 def audit(model, entries, facts, problems, violations):
@@ -458,6 +477,14 @@ def audit_text(r):
         f"{len(r['classification']['overrides'])} overrides, "
         f"{len(r['classification']['problems'])} problems; "
         f"{r.get('seconds')}s.", ""]
+    rt = r.get("runtime")
+    lines[0] += (
+        f"  Runtime ({rt['source']}): {rt['seen']} chains "
+        f"seen in the integration boot, {len(rt['only_dynamic'])} with "
+        "dynamic evidence only"
+        + (f" ({', '.join(rt['only_dynamic'])})" if rt["only_dynamic"]
+           else "") + "." if rt else
+        "  Runtime: no integration boot recorded (make runtime-test).")
 
     def section(title, rows):
         lines.append(f"== {title} ({len(rows)})")
@@ -502,6 +529,7 @@ def audit_text(r):
         + ("".join(f"\n    {paths.summary(e)}" for e in d["evidence"][:3])
            if d["evidence"] else
            f"\n    no evidence: searched {_searched(d['searched'])}")
+        + "".join(f"\n    runtime: {o}" for o in d.get("runtime") or [])
         for d in r["details"]])
     lines.append(f"Evidence: {r['files']['api']} files using the chain API, "
                  f"{r['files']['callers']} calling {r['wrappers']} of the "

@@ -73,15 +73,16 @@ def unmet(fragment, config, declared=lambda symbol: True):
 
 
 def make_config(tree_path, build_dir, fragments, make_args, log,
-                declared_only=False):
-    """Writes build_dir/.config: tinyconfig, the fragments merged in order,
+                declared_only=False, base=("tinyconfig",)):
+    """Writes build_dir/.config: the `base` make targets (tinyconfig, or
+    say defconfig and kvm_guest.config), the fragments merged in order,
     olddefconfig; raises Error listing every option that did not land.
     With declared_only, options the tree does not declare yet (the KUnit
     test's, before the patch that adds it) are let pass."""
     os.makedirs(build_dir, exist_ok=True)
     steps = [
         ["make", "-C", tree_path, f"O={build_dir}"] + make_args
-        + ["tinyconfig"],
+        + list(base),
         [os.path.join(tree_path, "scripts/kconfig/merge_config.sh"), "-m",
          "-O", build_dir, os.path.join(build_dir, ".config")] + fragments,
         ["make", "-C", tree_path, f"O={build_dir}"] + make_args

@@ -1,0 +1,487 @@
+"""The runtime test: an integration kernel (defconfig, kvm_guest.config,
+debug.config and runtime-test.config) of the core-patched tree and of the
+series' final tree, booted in QEMU with a workload (tools/runtime-init on
+Debian's busybox-static) under lockdep, KASAN and DEBUG_ATOMIC_SLEEP.  The
+notifier tracepoints of the core patch say which chains ran and in which
+context; a context that contradicts the chain's class in the YAML, or a
+splat, fails the test."""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections import Counter, defaultdict
+
+from . import (arches, boottest, classification, console, ftrace, output,
+               patches, qemu, tree)
+from .progress import Error, Step, run_logged, say, tail
+
+TOOLS = os.path.join(tree.REPO, "tools")
+FRAGMENTS = [arches.DEBUG_FRAGMENT, os.path.join(TOOLS, "runtime-test.config")]
+BASE = ("defconfig", "kvm_guest.config")
+INIT = os.path.join(TOOLS, "runtime-init")
+BUSYBOX = "/bin/busybox"
+# trace_buf_size is per CPU; tp_printk prints the events as they come,
+# which the workload needs only while the machine powers off (the buffer
+# it prints before that holds the rest), hence stop_on_boot.
+APPEND = ("console=ttyS0 panic=-1 softlockup_panic=1 "
+          "trace_event=notifier:* trace_buf_size=16M "
+          "tp_printk tp_printk_stop_on_boot")
+NETWORK = ["-netdev", "user,id=net0", "-device",
+           "virtio-net-pci,netdev=net0"]
+# The trees booted: the pristine one with the core patches, on which the
+# typed API is an alias of struct notifier_head, and the series' last.
+TREES = ("core", "series")
+OUTCOMES = boottest.OUTCOMES
+STEP = re.compile(r"runtime: step (\S+) (meant: (.*)|done|failed: (.*))$")
+
+
+def _series_patches(kver, out):
+    folder = os.path.join(out, kver, "series")
+    found = sorted(glob.glob(os.path.join(folder, "[0-9]*.patch")))
+    found = [p for p in found if not os.path.basename(p).startswith("0000")]
+    if not found:
+        raise Error(f"no series in {folder}: run `make series KVER={kver}` "
+                    "first")
+    return found
+
+
+def audit_details(kver, out):
+    """{(chain, defined file): the audit's record} of out/<kver>/audit.json,
+    whose sites and callouts tell a head inside a structure by the
+    functions that use it."""
+    path = os.path.join(out, kver, "audit.json")
+    if not os.path.exists(path):
+        raise Error(f"{path} is missing: run `make classify KVER={kver}` "
+                    "first")
+    details = output.read_json(path).get("details")
+    if not isinstance(details, list):
+        raise Error(f"{path}: no chain details; run `make classify "
+                    f"KVER={kver}` again")
+    return {(d["chain"], d["defined"].rsplit(":", 1)[0]): d
+            for d in details}
+
+
+def initramfs(build_dir, stage, log_path, kernel_path):
+    """The workload's initramfs, made with the kernel's own gen_init_cpio
+    from busybox, tools/runtime-init and the kernel's modules."""
+    if not os.path.exists(BUSYBOX):
+        raise Error(f"{BUSYBOX} is missing: install busybox-static "
+                    "(make deps)")
+    modules = os.path.join(stage, "modules")
+    shutil.rmtree(modules, ignore_errors=True)
+    cmd = ["make", "-C", kernel_path, f"O={build_dir}",
+           f"INSTALL_MOD_PATH={modules}", "INSTALL_MOD_STRIP=1",
+           "modules_install"]
+    if run_logged(cmd, log_path, "installing modules") != 0:
+        raise Error(f"modules_install failed; the end of {log_path}:\n"
+                    + tail(log_path))
+    entries = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1",
+               "dir /bin 0755 0 0", f"file /bin/busybox {BUSYBOX} 0755 0 0",
+               "slink /bin/sh busybox 0777 0 0",
+               f"file /init {INIT} 0755 0 0"]
+    for d in ("proc", "sys", "mnt", "tmp", "root"):
+        entries.append(f"dir /{d} 0755 0 0")
+    for root, dirs, files in sorted(os.walk(modules)):
+        rel = "/" + os.path.relpath(root, modules)
+        if rel != "/.":
+            entries.append(f"dir {rel} 0755 0 0")
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                continue
+            entries.append(f"file {os.path.join(rel, name)} {path} 0644 0 0")
+    listing = os.path.join(stage, "initramfs.list")
+    with open(listing, "w", encoding="utf-8") as f:
+        f.write("\n".join(entries) + "\n")
+    image = os.path.join(stage, "initramfs.cpio")
+    with open(image, "wb") as f:
+        proc = subprocess.run(
+            [os.path.join(build_dir, "usr", "gen_init_cpio"), listing],
+            stdout=f, stderr=subprocess.PIPE, text=False)
+    if proc.returncode != 0:
+        raise Error("gen_init_cpio failed: "
+                    + proc.stderr.decode(errors="replace"))
+    shutil.rmtree(modules)
+    return image
+
+
+def compiled_in(detail, build_dir):
+    """Whether the chain's code is in the build: the file defining its
+    head, or for a head defined in a header, a file that uses it, has an
+    object (built in or in a module)."""
+    defined = detail["defined"].rsplit(":", 1)[0]
+    files = [defined] if defined.endswith(".c") else sorted(
+        {s["at"].rsplit(":", 1)[0] for s in detail["sites"]})
+    return any(os.path.exists(os.path.join(build_dir, f[:-2] + ".o"))
+               for f in files if f.endswith(".c"))
+
+
+def identify(events, details):
+    """{chain token: (chain, defined) key of the audit, or None}: a static
+    head by its symbol, a head inside a structure (an address) by the
+    functions that call the chain API on it, which the audit lists as the
+    chain's sites and callers.  An ambiguous token stays None."""
+    by_name = defaultdict(list)
+    by_function = defaultdict(set)
+    for key, d in details.items():
+        by_name[d["chain"]].append(key)
+        for s in d["sites"] + d["callers"]:
+            by_function[s["in"]].add(key)
+    callers = defaultdict(Counter)
+    for e in events:
+        if e.caller:
+            callers[e.chain][e.function] += 1
+    found = {}
+    for token in {e.chain for e in events}:
+        named = by_name.get(token, [])
+        votes = Counter()
+        for function, count in callers[token].items():
+            for key in by_function.get(function, ()):
+                votes[key] += 1
+        if len(named) == 1:
+            found[token] = named[0]
+        elif named:
+            best = [k for k in named if votes[k]]
+            found[token] = best[0] if len(best) == 1 else None
+        elif votes:
+            top = votes.most_common(2)
+            found[token] = (top[0][0] if len(top) == 1
+                            or top[0][1] > top[1][1] else None)
+        else:
+            found[token] = None
+    return found
+
+
+def _context_record(events):
+    contexts = Counter()
+    samples = {}
+    for e in events:
+        for c in e.contexts or ("unrecorded",):
+            contexts[c] += 1
+            samples.setdefault(c, f"{e.caller} (console.log:{e.line})")
+    return {"count": len(events), "contexts": dict(contexts),
+            "samples": samples}
+
+
+def record(events, details, classes, build_dir):
+    """chains.json: per chain of the audit, what ran; the events of
+    chains that could not be told apart under "unidentified"."""
+    ids = identify(events, details)
+    by_key = defaultdict(list)
+    unidentified = defaultdict(list)
+    for e in events:
+        key = ids.get(e.chain)
+        (by_key[key] if key else unidentified[e.chain]).append(e)
+    chains = []
+    for key, d in sorted(details.items()):
+        mine = by_key.get(key, [])
+        ops = defaultdict(list)
+        for e in mine:
+            ops[e.event].append(e)
+        chains.append({
+            "chain": key[0], "defined": key[1],
+            "class": classes.get(key, d.get("class")),
+            "compiled_in": compiled_in(d, build_dir) if build_dir else None,
+            "seen": bool(mine),
+            "heads": sorted({e.chain for e in mine}),
+            "calls": _context_record(ops["notifier_call"]),
+            "registrations": _context_record(ops["notifier_register"]),
+            "unregistrations": _context_record(ops["notifier_unregister"]),
+            "callouts": dict(Counter(e.cb for e in ops["notifier_run"])),
+        })
+    return {"chains": chains,
+            "unidentified": [
+                {"head": token, "events": len(evs),
+                 "callers": sorted({e.function for e in evs if e.caller}),
+                 "callouts": sorted({e.cb for e in evs if e.cb})}
+                for token, evs in sorted(unidentified.items())]}
+
+
+def observations(chain):
+    """What the integration boot saw of one chain of chains.json, in words,
+    one line per operation."""
+    found = []
+    for op, what in (("calls", "called"), ("registrations", "registered"),
+                     ("unregistrations", "unregistered")):
+        r = chain[op]
+        for ctx, n in sorted(r["contexts"].items()):
+            found.append(f"seen {what} {n} times in {ctx} context, e.g. at "
+                         f"{r['samples'][ctx]}, in the integration boot")
+    if chain["callouts"]:
+        found.append("callouts run: " + ", ".join(
+            f"{cb} ({n})" for cb, n in sorted(chain["callouts"].items())))
+    return found
+
+
+def load_observations(kver, out):
+    """{(chain, defined): observations} of out/<kver>/runtime/chains.json,
+    or None when there is no such file."""
+    path = os.path.join(out, kver, "runtime", "chains.json")
+    if not os.path.exists(path):
+        return None
+    return {(c["chain"], c["defined"]): observations(c)
+            for c in output.read_json(path)["chains"] if c["seen"]}
+
+
+def contradictions(chains, splats, lines):
+    """What the observed contexts say against the YAML: a blocking chain
+    called in atomic context, a writer in atomic context, an atomic
+    chain's callout in a splat's report (it slept, or worse)."""
+    found = []
+    for c in chains:
+        name = f"{c['chain']} ({c['defined']}, {c['class']})"
+        ops = ["calls"] if c["class"] == "blocking" else []
+        if c["class"] in ("atomic", "blocking"):
+            ops += ["registrations", "unregistrations"]
+        for op in ops:
+            samples = c[op]["samples"]
+            bad = [ctx for ctx in samples if ctx in ftrace.ATOMIC_CONTEXTS]
+            if bad:
+                what = {"calls": "called", "registrations": "registration",
+                        "unregistrations": "unregistration"}[op]
+                found.append(f"{name}: {what} in atomic context "
+                             f"({', '.join(bad)}) at {samples[bad[0]]}")
+    callouts = {cb: c for c in chains if c["class"] == "atomic"
+                for cb in c["callouts"] if not cb.startswith("0x")}
+    for s in splats:
+        if s["expected"]:
+            continue
+        report = "\n".join(lines[s["line"] - 1:s.get("end", s["line"])])
+        for cb, c in sorted(callouts.items()):
+            if re.search(rf"\b{re.escape(ftrace.function_of(cb))}\b",
+                         report):
+                found.append(f"{c['chain']} ({c['defined']}, atomic): its "
+                             f"callout {ftrace.function_of(cb)}() is in "
+                             "the report at "
+                             f"console.log:{s['line']}: {s['text']}")
+    return found
+
+
+def steps(lines):
+    """The workload's steps: [{"step", "meant", "status"}]."""
+    found = {}
+    for line in lines:
+        m = STEP.search(line)
+        if not m:
+            continue
+        name = m.group(1)
+        if m.group(3) is not None:
+            found[name] = {"step": name, "meant": [
+                c for c in m.group(3).split() if c != "-"],
+                "status": "did not end"}
+        elif name in found:
+            found[name]["status"] = ("done" if m.group(2) == "done"
+                                     else "failed: " + m.group(4))
+    return list(found.values())
+
+
+def analyse(lines, details, classes, build_dir=None):
+    """The record and verdict of one boot's console `lines`."""
+    events, complete = ftrace.parse(lines)
+    rec = record(events, details, classes, build_dir)
+    splats, _ = console.scan(lines)
+    seen = {(c["chain"], c["defined"]) for c in rec["chains"] if c["seen"]}
+    compiled = [c for c in rec["chains"] if c["compiled_in"]]
+    workload = steps(lines)
+    names = {c["chain"] for c in rec["chains"]}
+    for s in workload:
+        s["reached"] = sorted({c["chain"] for c in rec["chains"]
+                               if c["seen"] and c["chain"] in s["meant"]})
+        s["unknown"] = sorted(set(s["meant"]) - names)
+    result = {
+        "events": len(events), "trace_complete": complete,
+        "splats": splats, "steps": workload,
+        "coverage": {"seen": len(seen),
+                     "compiled_in": len(compiled) if build_dir else None,
+                     "seen_compiled_in": sum(c["seen"] for c in compiled),
+                     "yaml_chains": len(rec["chains"])},
+        "contradictions": contradictions(rec["chains"], splats, lines),
+    }
+    return rec, result
+
+
+def mutant(lines, details, classes):
+    """A misclassification the runtime test must catch: the first atomic
+    chain that the boot of `lines` saw called in atomic context, declared
+    blocking in a copy of the classification.  Returns {"chain",
+    "defined", "caught_by": the contradictions naming it} or None when no
+    chain of the boot qualifies."""
+    events, _ = ftrace.parse(lines)
+    rec = record(events, details, classes, None)
+    target = next((c for c in rec["chains"] if c["class"] == "atomic"
+                   and any(ctx in ftrace.ATOMIC_CONTEXTS
+                           for ctx in c["calls"]["contexts"])), None)
+    if not target:
+        return None
+    key = (target["chain"], target["defined"])
+    flipped = {**classes, key: "blocking"}
+    _, result = analyse(lines, details, flipped)
+    prefix = f"{target['chain']} ({target['defined']}, blocking)"
+    return {"chain": target["chain"], "defined": target["defined"],
+            "caught_by": [c for c in result["contradictions"]
+                          if c.startswith(prefix)]}
+
+
+def verdict(result):
+    """The outcome of a run from its boots' results, and the reasons."""
+    reasons = []
+    outcome = "pass"
+
+    def worse(new, why):
+        nonlocal outcome
+        reasons.append(why)
+        if OUTCOMES[new] > OUTCOMES[outcome]:
+            outcome = new
+
+    for name, boot in result["boots"].items():
+        if boot.get("timed_out"):
+            worse("timeout", f"{name}: {boot.get('killed')}")
+        if not boot.get("trace_complete"):
+            worse("harness-error", f"{name}: the workload did not print "
+                  "the whole trace buffer (console.log)")
+        for s in boot.get("splats", []):
+            if not s["expected"]:
+                worse("splat", f"{name}: console.log:{s['line']}: "
+                      f"{s['text']}")
+        for c in boot.get("contradictions", []):
+            worse("test-failure", f"{name}: {c}")
+        for s in boot.get("steps", []):
+            if s["unknown"]:
+                worse("harness-error", f"{name}: step {s['step']} means "
+                      f"chains the YAML does not have: "
+                      f"{', '.join(s['unknown'])}")
+    m = result.get("mutant")
+    if m is None:
+        worse("test-failure", "no atomic chain was seen called in atomic "
+              "context: the misclassification mutant has nothing to flip")
+    elif not m["caught_by"]:
+        worse("test-failure", f"{m['chain']} declared blocking in a copy of "
+              "the YAML was not caught")
+    if set(result["boots"]) == set(TREES):
+        diff = result["seen_differs"]
+        for what, chains in diff.items():
+            if chains:
+                worse("test-failure", f"chains seen only on the {what} "
+                      f"tree: {', '.join(chains)}")
+    return outcome, reasons
+
+
+def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
+          jobs, timeout):
+    """Builds and boots one tree; writes its console.log and chains.json
+    into out_folder and returns its result."""
+    checkout = tree.worktree(kernel_tree, f"runtime-{which}")
+    head = patches.apply(checkout, stack, f"notifier-series/runtime-{which}")
+    build_dir = os.path.join(os.path.dirname(kernel_tree.path),
+                             f"build-{kver}-runtime-{which}")
+    os.makedirs(out_folder, exist_ok=True)
+    log_path = os.path.join(out_folder, "build.log")
+    arch = arches.get(arches.DEFAULT)
+    with Step(f"building the {which} integration kernel of Linux "
+              f"{kernel_tree.version} (defconfig, kvm_guest.config, "
+              + ", ".join(os.path.relpath(f, tree.REPO) for f in FRAGMENTS)
+              + ")") as build_step:
+        kernel = boottest.build(checkout, build_dir, log_path, jobs,
+                                fragments=FRAGMENTS, base=BASE,
+                                targets=("modules",))
+        cpio = initramfs(build_dir, out_folder, log_path, checkout.path)
+    shutil.copy(os.path.join(build_dir, ".config"),
+                os.path.join(out_folder, "config"))
+    cmd = (qemu.command(kernel, APPEND, arch=arch)
+           + ["-initrd", cpio] + NETWORK)
+    console_log = os.path.join(out_folder, "console.log")
+    with Step(f"booting the {which} kernel with the workload "
+              f"(-smp 2, TCG, {timeout}s limit)") as boot_step:
+        rc, _, killed, _ = qemu.boot(
+            cmd, console_log, timeout,
+            lambda line: line.startswith("runtime: step")
+            and say("    | " + line), restart_grace=10)
+    with open(console_log, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    rec, result = analyse(lines, details, classes, build_dir)
+    output.write_json(os.path.join(out_folder, "chains.json"), rec)
+    os.remove(cpio)
+    result["mutant"] = mutant(lines, details, classes)
+    result.update({
+        "commit": head, "build_seconds": round(build_step.seconds, 1),
+        "boot_seconds": round(boot_step.seconds, 1),
+        "timed_out": rc is None, "killed": killed, "qemu_status": rc,
+        "reproduce": {
+            "build": f"make -C {checkout.path} O={build_dir} -j{jobs} "
+                     f"{' '.join(arch.make_args())} {arch.target} modules",
+            "boot": " ".join(cmd[:-len(NETWORK) - 2]) + " -initrd "
+                    "<initramfs of tools/runtime-init> " + " ".join(NETWORK),
+        }})
+    return result, rec
+
+
+def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES):
+    """Builds and boots the integration kernels of `trees` and writes
+    out/<kver>/runtime/: chains.json and console.log of the series' tree
+    (core/ holds the core-patched tree's), and result.json."""
+    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    jobs = jobs or os.cpu_count() or 1
+    details = audit_details(kver, out)
+    _, entries = classification.load(
+        os.path.join(tree.REPO, "classify", f"linux-{kver}.yaml"))
+    classes = {e.key: e["class"] for e in entries}
+    kernel_tree = tree.prepare(kver, work)
+    core = patches.core_patches(kver)
+    stacks = {"core": core, "series": None}
+    if "series" in trees:
+        stacks["series"] = _series_patches(kver, out)
+    final = os.path.join(out, kver, "runtime")
+    stage = output.stage(final)
+    result = {"kernel": kernel_tree.version, "outcome": "harness-error",
+              "reasons": [], "boots": {}, "seen_differs": {}}
+    records = {}
+    try:
+        for which in trees:
+            folder = stage if which == "series" or len(trees) == 1 \
+                else os.path.join(stage, which)
+            result["boots"][which], records[which] = _boot(
+                kver, which, kernel_tree, stacks[which], folder, details,
+                classes, jobs, timeout)
+        if set(trees) == set(TREES):
+            seen = {w: {c["chain"] for c in records[w]["chains"]
+                        if c["seen"]} for w in TREES}
+            result["seen_differs"] = {
+                w: sorted(seen[w] - seen[o])
+                for w, o in (("core", "series"), ("series", "core"))}
+        main = result["boots"].get("series") or result["boots"]["core"]
+        result["coverage"] = main["coverage"]
+        result["mutant"] = main["mutant"]
+        result["outcome"], result["reasons"] = verdict(result)
+    except Error as e:
+        result["reasons"] = [str(e)]
+        raise
+    finally:
+        output.publish(stage, final, "result.json", result)
+        report(result, final)
+    return OUTCOMES[result["outcome"]]
+
+
+def report(result, folder):
+    for which, boot in result["boots"].items():
+        cov = boot["coverage"]
+        say(f"Linux {result['kernel']} ({which}): {boot['events']} notifier "
+            f"events, {cov['seen']} chains of the YAML seen "
+            f"({cov['seen_compiled_in']} of {cov['compiled_in']} compiled "
+            f"in), {len(boot['contradictions'])} contradictions, "
+            f"{sum(not s['expected'] for s in boot['splats'])} splats; "
+            f"build {boot['build_seconds']}s, boot {boot['boot_seconds']}s")
+        for s in boot["steps"]:
+            say(f"  step {s['step']}: {s['status']}; meant "
+                f"{', '.join(s['meant']) or '-'}; reached "
+                f"{', '.join(s['reached']) or '-'}")
+    m = result.get("mutant")
+    if m:
+        say(f"  mutant: {m['chain']} declared blocking: "
+            + ("caught" if m["caught_by"] else "NOT CAUGHT"))
+    say(f"runtime test: {result['outcome'].upper()}")
+    for reason in result["reasons"]:
+        say("  - " + reason)
+    say(f"  results in {folder}/result.json and chains.json")
