@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
-from notifier_series import mutation
+from notifier_series import mutation, output, runtime
 from notifier_series.progress import Error
 
 
@@ -62,6 +62,39 @@ class MutationTest(unittest.TestCase):
         found = mutation.judge(
             boot({}, brackets=[("has no valid type", 0, False)]), expected)
         self.assertIsNone(found["missing warning 'no valid type'"])
+
+
+class RuntimeMutantTest(unittest.TestCase):
+    """The runtime test's mutant, on a boot recorded in the folder layout
+    of tests/fixtures/runtime/<kver>/."""
+
+    def recorded(self, folder):
+        from tests.test_runtime import DETAILS, lines
+        import gzip
+        os.makedirs(os.path.join(folder, "6.1"))
+        with gzip.open(os.path.join(folder, "6.1", "console.log.gz"),
+                       "wt") as f:
+            f.write("\n".join(lines()))
+        output.write_json(os.path.join(folder, "6.1", "details.json"),
+                          runtime.trim(DETAILS))
+
+    def test_caught_on_the_recorded_boot(self):
+        from tests.test_runtime import CLASSES
+        with tempfile.TemporaryDirectory() as tmp:
+            self.recorded(os.path.join(tmp, "rec"))
+            saved = runtime.RECORDED, runtime.yaml_classes
+            runtime.RECORDED = os.path.join(tmp, "rec")
+            runtime.yaml_classes = lambda kver: CLASSES
+            try:
+                m = mutation.runtime_mutant("6.1", os.path.join(tmp, "out"))
+                runtime.RECORDED = os.path.join(tmp, "none")
+                missing = mutation.runtime_mutant("6.1",
+                                                  os.path.join(tmp, "out"))
+            finally:
+                runtime.RECORDED, runtime.yaml_classes = saved
+        self.assertTrue(m["caught"], m)
+        self.assertIn("keyboard_notifier_list", " ".join(m["caught_by"]))
+        self.assertFalse(missing["caught"])
 
 
 if __name__ == "__main__":

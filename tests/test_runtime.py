@@ -6,7 +6,8 @@ the misclassification mutant."""
 import os
 import unittest
 
-from tools.notifier_series import classify, ftrace, runtime
+from tests import tools_path  # noqa: F401
+from notifier_series import classify, ftrace, runtime
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "runtime")
 

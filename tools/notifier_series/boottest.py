@@ -46,17 +46,18 @@ OUTCOMES = {"pass": 0, "test-failure": 1, "splat": 2, "timeout": 3,
 
 
 def build(kernel_tree, build_dir, log_path, jobs, declared_only=False,
-          fragments=None, arch=None, base=("tinyconfig",), targets=()):
+          fragments=None, arch=None, base=("tinyconfig",), targets=(),
+          declared=None):
     """Configures and builds the kernel of `arch` in `build_dir` from the
     `base` make targets and `fragments` (default: the boot test's for
     `arch`), and the image with `targets` (say, modules); returns the
-    image's path.  declared_only: see kconfig.make_config()."""
+    image's path.  declared_only, declared: see kconfig.make_config()."""
     arch = arch or arches.get(arches.DEFAULT)
     args = arch.make_args()
     with open(log_path, "w", encoding="utf-8") as log:
         kconfig.make_config(kernel_tree.path, build_dir,
                             fragments or arch.fragments, args, log,
-                            declared_only, base)
+                            declared_only, base, declared)
     cmd = (["make", "-C", kernel_tree.path, f"O={build_dir}", f"-j{jobs}"]
            + args + [arch.target] + list(targets))
     rc = run_logged(cmd, log_path, "building",
@@ -80,17 +81,23 @@ def sparse(kernel_tree, build_dir, log_path, arch):
                 if re.search(r": (warning|error): ", line)]
 
 
+class Verdict:
+    """An outcome of OUTCOMES and its reasons, made worse reason by
+    reason: the highest exit status wins."""
+
+    def __init__(self):
+        self.outcome, self.reasons = "pass", []
+
+    def worse(self, new, why):
+        self.reasons.append(why)
+        if OUTCOMES[new] > OUTCOMES[self.outcome]:
+            self.outcome = new
+
+
 def verdict(result):
     """The outcome of a boot from its result, and the reasons for it."""
-    reasons = []
-    outcome = "pass"
-
-    def worse(new, why):
-        nonlocal outcome
-        reasons.append(why)
-        if OUTCOMES[new] > OUTCOMES[outcome]:
-            outcome = new
-
+    v = Verdict()
+    worse = v.worse
     kunit = result["kunit"]
     cp = result.get("checkpatch")
     if cp and (cp["errors"] or cp["warnings"]):
@@ -123,7 +130,7 @@ def verdict(result):
     if kunit["failed"] or kunit["skipped"] or not kunit["parser_ok"]:
         worse("test-failure", f"kunit.py parse: {kunit['passed']} passed, "
               f"{kunit['failed']} failed, {kunit['skipped']} skipped")
-    return outcome, reasons
+    return v.outcome, v.reasons
 
 
 def _print_line(line):

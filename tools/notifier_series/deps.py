@@ -15,8 +15,8 @@ PACKAGES = [
     "cpio", "ccache", "perl", "git",
     # checking and converting
     "coccinelle", "sparse", "python3-yaml", "python3-ply", "python3-git",
-    # the runtime test's guest userland
-    "busybox-static",
+    # the runtime test's guest userland, and depmod for its modules
+    "busybox-static", "kmod",
 ] + [
     # booting it, on each architecture of the boot test
     arch.package for arch in arches.ARCHES.values()

@@ -50,6 +50,19 @@ def defined(tree_path, symbol):
     return proc.returncode == 0
 
 
+def declared_for(tree_path, symbol, arch):
+    """Whether a Kconfig file of the tree that another architecture's
+    folder does not hold declares `symbol` (kvm_guest.config asks for
+    S390_GUEST on every architecture)."""
+    name = symbol[len("CONFIG_"):]
+    proc = subprocess.run(
+        ["git", "grep", "-l", "-E", rf"^\s*(menu)?config\s+{name}\s*$",
+         "--", "*Kconfig*"], cwd=tree_path, capture_output=True, text=True,
+        check=False)
+    return any(not f.startswith("arch/") or f.startswith(f"arch/{arch}/")
+               for f in proc.stdout.split())
+
+
 def unmet(fragment, config, declared=lambda symbol: True):
     """The options of `fragment` (a path) that the .config at `config` does
     not hold, one message each with the fragment's file and line; an
@@ -73,12 +86,13 @@ def unmet(fragment, config, declared=lambda symbol: True):
 
 
 def make_config(tree_path, build_dir, fragments, make_args, log,
-                declared_only=False, base=("tinyconfig",)):
+                declared_only=False, base=("tinyconfig",), declared=None):
     """Writes build_dir/.config: the `base` make targets (tinyconfig, or
     say defconfig and kvm_guest.config), the fragments merged in order,
     olddefconfig; raises Error listing every option that did not land.
     With declared_only, options the tree does not declare yet (the KUnit
-    test's, before the patch that adds it) are let pass."""
+    test's, before the patch that adds it) are let pass; `declared`, a
+    predicate of the symbol, lets pass those it says are not declared."""
     os.makedirs(build_dir, exist_ok=True)
     steps = [
         ["make", "-C", tree_path, f"O={build_dir}"] + make_args
@@ -95,12 +109,13 @@ def make_config(tree_path, build_dir, fragments, make_args, log,
                               cwd=tree_path)
         if proc.returncode != 0:
             raise Error(f"{' '.join(cmd[:4])} failed; see {log.name}")
+    if declared is None:
+        declared = ((lambda symbol: defined(tree_path, symbol))
+                    if declared_only else (lambda symbol: True))
     problems = []
     for fragment in fragments:
-        problems += unmet(
-            fragment, os.path.join(build_dir, ".config"),
-            (lambda symbol: defined(tree_path, symbol)) if declared_only
-            else (lambda symbol: True))
+        problems += unmet(fragment, os.path.join(build_dir, ".config"),
+                          declared)
     if problems:
         raise Error("the kernel configuration lacks requested options:\n  "
                     + "\n  ".join(problems))

@@ -9,7 +9,7 @@ import glob
 import os
 import re
 
-from . import boottest, output, tree
+from . import boottest, output, runtime, tree
 from .progress import Error, say
 
 FOLDER = os.path.join(tree.REPO, "tests", "kernel-mutations")
@@ -49,6 +49,30 @@ def judge(result, expected):
     return found
 
 
+def runtime_mutant(kver, out):
+    """The runtime test's mutant (runtime.mutant()) on the last runtime
+    boot of `kver`, or on the recorded one: a chain that the boot saw
+    called in atomic context, declared blocking in a copy of the YAML."""
+    name = "runtime-misclassified-chain"
+    boot = runtime.last_boot(kver, out)
+    if boot is None:
+        say(f"==> mutant {name}: no runtime boot of {kver} to look at "
+            f"(make runtime-test KVER={kver}, or a recording in "
+            f"{os.path.relpath(runtime.RECORDED, tree.REPO)}/{kver}/)")
+        return {"mutant": name, "caught": False, "outcome": None,
+                "boot_seconds": None,
+                "caught_by": {"a runtime boot to analyse": None}}
+    lines, details, where = boot
+    say(f"==> mutant {name}: on the runtime boot of {where}")
+    m = runtime.mutant(lines, details, runtime.yaml_classes(kver))
+    what = (f"{m['chain']} ({m['defined']}) declared blocking" if m
+            else "an atomic chain called in atomic context to flip")
+    return {"mutant": name, "caught": bool(m and m["caught_by"]),
+            "outcome": None, "boot_seconds": None, "source": where,
+            "caught_by": {what: (m["caught_by"][0] if m and m["caught_by"]
+                                 else None)}}
+
+
 def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
     """Boots each mutant of `kver`, and with `slow` those of the slow/
     folder too, whose change to a header rebuilds most of the kernel;
@@ -75,6 +99,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
                         "caught": all(found.values()),
                         "outcome": result["outcome"],
                         "boot_seconds": result["boot_seconds"]})
+    summary.append(runtime_mutant(kver, out))
     path = os.path.join(out, kver, "mutants", "summary.json")
     output.write_json(path, summary)
     for m in summary:

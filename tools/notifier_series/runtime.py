@@ -7,6 +7,7 @@ context; a context that contradicts the chain's class in the YAML, or a
 splat, fails the test."""
 
 import glob
+import gzip
 import os
 import re
 import shutil
@@ -14,13 +15,16 @@ import subprocess
 import time
 from collections import Counter, defaultdict
 
-from . import (arches, boottest, classification, console, ftrace, output,
-               patches, qemu, tree)
+from . import (arches, boottest, classification, console, ftrace, kconfig,
+               output, patches, qemu, tree)
 from .progress import Error, Step, run_logged, say, tail
 
 TOOLS = os.path.join(tree.REPO, "tools")
+# defconfig, then kvm_guest.config (merged as `make kvm_guest.config`
+# does, but checked option by option like ours) and our fragments.
+BASE = ("defconfig",)
+KVM_GUEST = os.path.join("kernel", "configs", "kvm_guest.config")
 FRAGMENTS = [arches.DEBUG_FRAGMENT, os.path.join(TOOLS, "runtime-test.config")]
-BASE = ("defconfig", "kvm_guest.config")
 INIT = os.path.join(TOOLS, "runtime-init")
 BUSYBOX = "/bin/busybox"
 # trace_buf_size is per CPU; tp_printk prints the events as they come,
@@ -35,6 +39,10 @@ NETWORK = ["-netdev", "user,id=net0", "-device",
 # typed API is an alias of struct notifier_head, and the series' last.
 TREES = ("core", "series")
 OUTCOMES = boottest.OUTCOMES
+# Boots recorded for the tests and the mutation test, per version:
+# console.log.gz and details.json (the audit's chains, trimmed to what
+# identify() reads).
+RECORDED = os.path.join(tree.REPO, "tests", "fixtures", "runtime")
 STEP = re.compile(r"runtime: step (\S+) (meant: (.*)|done|failed: (.*))$")
 
 
@@ -299,8 +307,49 @@ def analyse(lines, details, classes, build_dir=None):
                      "seen_compiled_in": sum(c["seen"] for c in compiled),
                      "yaml_chains": len(rec["chains"])},
         "contradictions": contradictions(rec["chains"], splats, lines),
+        "compiled_in_not_seen": sorted(c["chain"] for c in compiled
+                                       if not c["seen"]),
     }
     return rec, result
+
+
+def trim(details):
+    """The audit's chain details as identify() and compiled_in() read
+    them, for a recorded boot."""
+    keep = ("in", "at")
+    return [{"chain": d["chain"], "defined": d["defined"],
+             "class": d["class"],
+             "sites": [{k: s[k] for k in keep} for s in d["sites"]],
+             "callers": [{k: s[k] for k in keep} for s in d["callers"]]}
+            for d in details.values()]
+
+
+def last_boot(kver, out):
+    """(console lines, details, where they come from) of the last runtime
+    boot of `kver`: out/<kver>/runtime/ when it exists, else the boot
+    recorded in tests/fixtures/runtime/<kver>/; None when neither does."""
+    live = os.path.join(out, kver, "runtime", "console.log")
+    if os.path.exists(live) and os.path.exists(
+            os.path.join(out, kver, "audit.json")):
+        with open(live, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines(), audit_details(kver, out), live
+    folder = os.path.join(RECORDED, kver)
+    if not os.path.isdir(folder):
+        return None
+    with gzip.open(os.path.join(folder, "console.log.gz"), "rt",
+                   encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    details = {(d["chain"], d["defined"].rsplit(":", 1)[0]): d
+               for d in output.read_json(os.path.join(folder,
+                                                      "details.json"))}
+    return lines, details, os.path.relpath(folder, tree.REPO)
+
+
+def yaml_classes(kver):
+    """{(chain, defined): class} of classify/linux-<kver>.yaml."""
+    _, entries = classification.load(
+        os.path.join(tree.REPO, "classify", f"linux-{kver}.yaml"))
+    return {e.key: e["class"] for e in entries}
 
 
 def mutant(lines, details, classes):
@@ -327,15 +376,8 @@ def mutant(lines, details, classes):
 
 def verdict(result):
     """The outcome of a run from its boots' results, and the reasons."""
-    reasons = []
-    outcome = "pass"
-
-    def worse(new, why):
-        nonlocal outcome
-        reasons.append(why)
-        if OUTCOMES[new] > OUTCOMES[outcome]:
-            outcome = new
-
+    v = boottest.Verdict()
+    worse = v.worse
     for name, boot in result["boots"].items():
         if boot.get("timed_out"):
             worse("timeout", f"{name}: {boot.get('killed')}")
@@ -366,7 +408,7 @@ def verdict(result):
             if chains:
                 worse("test-failure", f"chains seen only on the {what} "
                       f"tree: {', '.join(chains)}")
-    return outcome, reasons
+    return v.outcome, v.reasons
 
 
 def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
@@ -384,9 +426,12 @@ def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
               f"{kernel_tree.version} (defconfig, kvm_guest.config, "
               + ", ".join(os.path.relpath(f, tree.REPO) for f in FRAGMENTS)
               + ")") as build_step:
-        kernel = boottest.build(checkout, build_dir, log_path, jobs,
-                                fragments=FRAGMENTS, base=BASE,
-                                targets=("modules",))
+        kernel = boottest.build(
+            checkout, build_dir, log_path, jobs,
+            fragments=[os.path.join(checkout.path, KVM_GUEST)] + FRAGMENTS,
+            base=BASE, targets=("modules",),
+            declared=lambda symbol: kconfig.declared_for(
+                checkout.path, symbol, "x86"))
         cpio = initramfs(build_dir, out_folder, log_path, checkout.path)
     shutil.copy(os.path.join(build_dir, ".config"),
                 os.path.join(out_folder, "config"))
@@ -425,9 +470,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES):
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     details = audit_details(kver, out)
-    _, entries = classification.load(
-        os.path.join(tree.REPO, "classify", f"linux-{kver}.yaml"))
-    classes = {e.key: e["class"] for e in entries}
+    classes = yaml_classes(kver)
     kernel_tree = tree.prepare(kver, work)
     core = patches.core_patches(kver)
     stacks = {"core": core, "series": None}
