@@ -7,7 +7,7 @@ import os
 import unittest
 
 from tests import tools_path  # noqa: F401
-from notifier_series import kernel_bench, qemu, toolkit_bench
+from notifier_series import kernel_bench, patches, qemu, toolkit_bench
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "console")
 
@@ -85,6 +85,21 @@ class CompareTest(unittest.TestCase):
         (c,) = kernel_bench.compare(case, {k: [50.0] for k in case})
         self.assertIsNone(c["goal"])
         self.assertIsNone(c["meets_goal"])
+
+    def test_the_tracepoints_cost_is_against_the_untraced_kernel(self):
+        new = {("icount", "call", "atomic", 0, 1): [33.0]}
+        (c,) = kernel_bench.trace_cost(new, {k: [30.0] for k in new})
+        self.assertEqual((c["untraced"]["median_ns"], c["ratio"]),
+                         (30.0, 1.1))
+        self.assertNotIn("mainline", c)
+        self.assertIn("untraced ns", kernel_bench.table([c], "untraced")[0])
+        # The untraced side leaves out exactly the tracepoint patch.
+        for kver in ("6.1", "6.12"):
+            new, untraced = (kernel_bench.stack(kver, side)
+                             for side in ("new", "untraced"))
+            (gone,) = set(new) - set(untraced)
+            self.assertIn(kernel_bench.TRACE_HEADER,
+                          patches.touched_files(gone))
 
     def test_cases_measured_on_one_side_only_are_left_out(self):
         one = {("smp", "call", "atomic", 0, 2): [1.0]}

@@ -29,7 +29,10 @@ FRAGMENT = os.path.join(tree.REPO, "tools", "bench.config")
 # keep their TSCs in step; otherwise the guest's clock ticks in jiffies.
 APPEND = ("console=ttyS0 panic=-1 rcupdate.rcu_normal=1 tsc=reliable "
           "notifier_bench.reboot=1")
-SIDES = ("new", "mainline")
+# new: the core patches; untraced: the same without the patch that adds
+# the chain and the caller to the notifier tracepoints; mainline: none.
+SIDES = ("new", "untraced", "mainline")
+TRACE_HEADER = "include/trace/events/notifier.h"
 MODES = {
     "icount": {"accel": qemu.ICOUNT, "cpus": 1,
                "append": "notifier_bench.rounds=3"},
@@ -115,21 +118,39 @@ def compare(new, mainline):
     return cases
 
 
-def table(cases):
+def trace_cost(new, untraced):
+    """The cases of the new kernel against the same kernel without the
+    tracepoint patch: what the notifier events cost while off."""
+    return [{**{k: c[k] for k in ("mode", "op", "type", "callouts",
+                                  "readers", "new", "ratio")},
+             "untraced": c["mainline"]} for c in compare(new, untraced)]
+
+
+def stack(kver, name):
+    """The core patches of side `name`."""
+    if name == "mainline":
+        return []
+    core = patches.core_patches(kver)
+    if name == "new":
+        return core
+    return [p for p in core if TRACE_HEADER not in patches.touched_files(p)]
+
+
+def table(cases, other="mainline"):
     """The cases as text lines, for the terminal and the README."""
-    lines = [f"{'case':<41} {'new ns':>12} {'mainline ns':>12} "
-             f"{'new/main':>8}  goal"]
+    lines = [f"{'case':<41} {'new ns':>12} {other + ' ns':>12} "
+             f"{'new/' + other[:4]:>8}  goal"]
     for c in cases:
         who = (f"{c['readers']} reader{'s' if c['readers'] > 1 else ''}"
                if c["op"] == "call" else f"chain of {c['callouts']}")
         name = (f"{c['mode']}: " +
                 (f"{c['op']} {c['type']} x{c['callouts']}, {who}"
                  if c["op"] == "call" else f"{c['op']} {c['type']}, {who}"))
-        verdict = ("" if c["goal"] is None else
+        verdict = ("" if c.get("goal") is None else
                    f"<= {c['goal']:.2f} "
                    + ("met" if c["meets_goal"] else "MISSED"))
         lines.append(f"{name:<41} {c['new']['median_ns']:>12.1f} "
-                     f"{c['mainline']['median_ns']:>12.1f} "
+                     f"{c[other]['median_ns']:>12.1f} "
                      f"{c['ratio']:>8.3f}  {verdict}")
     return lines
 
@@ -140,9 +161,9 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
     bench = sorted(glob.glob(os.path.join(FOLDER, "*.patch")))
     if not bench:
         raise Error(f"no benchmark patch in {FOLDER}")
-    stack = (patches.core_patches(kver) if name == "new" else []) + bench
     checkout = tree.worktree(kernel_tree, f"bench-{name}")
-    patches.apply(checkout, stack, f"notifier-series/bench-{name}")
+    patches.apply(checkout, stack(kver, name) + bench,
+                  f"notifier-series/bench-{name}")
     build_dir = os.path.join(os.path.dirname(kernel_tree.path),
                              f"build-{kver}-bench-{name}")
     os.makedirs(folder)
@@ -180,9 +201,8 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
 
 
 def run(kver, work=None, out=None, jobs=None, timeout=1200):
-    """Writes the consoles of the two kernels to
-    out/<kver>/bench/{new,mainline}/ and returns the benchmark's record
-    for bench.json."""
+    """Writes the consoles of the kernels to out/<kver>/bench/<side>/ and
+    returns the benchmark's record for bench.json."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     kernel_tree = tree.prepare(kver, work)
@@ -194,16 +214,21 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200):
             kver, kernel_tree, name, os.path.join(stage, name), jobs,
             timeout)
     cases = compare(measured["new"], measured["mainline"])
-    missing = sorted(set(measured["new"]) ^ set(measured["mainline"]))
+    traced = trace_cost(measured["new"], measured["untraced"])
+    missing = sorted((set(measured["new"]) ^ set(measured["mainline"]))
+                     | (set(measured["new"]) ^ set(measured["untraced"])))
     if missing or not cases:
-        raise Error(f"the two kernels measured different cases: {missing}")
+        raise Error(f"the kernels measured different cases: {missing}")
     record = {"kernel": kernel_tree.version,
               "config": os.path.relpath(FRAGMENT, tree.REPO),
               "qemu": commands, "unit": "ns of guest time per operation; "
               "under icount one instruction is one ns",
-              "cases": cases}
+              "cases": cases, "tracepoints_off": traced}
     # The record itself goes to bench.json, with the toolkit's.
     output.publish(stage, final)
     for line in table(cases):
+        say("  " + line)
+    say("  the notifier tracepoints, off:")
+    for line in table(traced, "untraced"):
         say("  " + line)
     return record
