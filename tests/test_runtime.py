@@ -66,7 +66,7 @@ class FtraceTest(unittest.TestCase):
         self.assertEqual(events[0].function, "register_module_notifier")
         last = events[-1]
         self.assertEqual((last.chain, last.contexts, last.function),
-                         ("reboot_notifier_list", (), "kernel_power_off"))
+                         ("reboot_notifier_list", ("process",), "kernel_power_off"))
         mystery = events[-2]
         self.assertEqual(mystery.caller, "mystery_fn+0x1/0x2 [mystery]")
         self.assertEqual(mystery.function, "mystery_fn")
@@ -139,7 +139,7 @@ class RuntimeTest(unittest.TestCase):
                    if c["chain"].endswith("bus_notifier"))
         said = runtime.observations(bus)
         self.assertIn("seen called 1 times in irqs-off context, e.g. at "
-                      "device_add+0x5d1/0xb60 (console.log:24), in the "
+                      "device_add+0x5d1/0xb60 (console.log:23), in the "
                       "integration boot", said)
         report = {"details": [
             {"chain": bus["chain"], "defined": "drivers/base/base.h:49",

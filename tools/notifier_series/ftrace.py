@@ -1,22 +1,22 @@
 """The notifier events of a console log: the trace buffer that the runtime
 test's workload prints (ftrace's text format, with the context flags of
-each event) and the events the kernel prints as they come (tp_printk,
-without flags) while it powers off."""
+each event), and the one that the kernel prints with ftrace_dump() as it
+powers off (the same lines after printk's timestamp)."""
 
 import re
 from dataclasses import dataclass
 
 # "    modprobe-85   [001] d..1.   12.345678: notifier_call: chain=..."
 # The flags are irqs-off/BH-disabled, need-resched, hardirq/softirq,
-# preempt-depth and (6.1 and later) migrate-disable.
+# preempt-depth and (6.1 and later) migrate-disable.  ftrace_dump() prints
+# the same after printk's timestamp, or in the latency format, the CPU
+# glued to the flags: "poweroff-95   1d..1. 1234us : notifier_call: ...".
 TRACE_LINE = re.compile(
-    r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?"
-    r"\[(?P<cpu>\d+)\]\s+(?P<flags>[^\s]{4,5})\s+(?P<time>\d+\.\d+):\s+"
-    r"(?P<event>notifier_\w+):\s+(?P<fields>.*)$")
-# "[   80.123456] notifier_call: chain=..." (tp_printk).
-PRINTK_LINE = re.compile(
-    r"^(?:\[\s*(?P<time>\d+\.\d+)\]\s+)?(?P<event>notifier_\w+):\s+"
-    r"(?P<fields>chain=.*)$")
+    r"^(?:\[\s*\d+\.\d+\]\s)?\s*(?P<task>.+?)-(?P<pid>\d+)\s+"
+    r"(?:\(\s*[\d-]+\)\s+)?"
+    r"(?:\[(?P<cpu>\d+)\]\s+(?P<flags>[^\s]{4,5})\s+(?P<time>\d+\.\d+):"
+    r"|(?P<lcpu>\d+)(?P<lflags>[^\s\d][^\s]{3,4})\s+(?P<ltime>\d+)us\s*:)"
+    r"\s+(?P<event>notifier_\w+):\s+(?P<fields>.*)$")
 # The fields of each event; a symbol of a module (%ps, %pS) ends with
 # " [module]".
 SYMBOL = r"\S+(?: \[\S+\])?"
@@ -35,8 +35,7 @@ class Event:
     chain: str          # the head's symbol, or its address (0x...)
     cb: str             # the callout (%ps), for register/unregister/run
     caller: str         # the caller of the chain API (%pS), or ""
-    contexts: tuple     # of ATOMIC_CONTEXTS, ("process",), or () when the
-                        # event came without flags (tp_printk)
+    contexts: tuple     # of ATOMIC_CONTEXTS, or ("process",)
     task: str
     line: int           # in the console log
 
@@ -77,22 +76,22 @@ def contexts(flags):
 
 
 def _event(m, number, flags):
+    """The Event of a matched line, or None for another event's."""
     fields = FIELDS.match(m.group("fields").strip())
     if not fields or m.group("event") not in EVENTS:
         return None
     return Event(m.group("event"), fields.group("chain"),
                  fields.group("cb") or "", fields.group("caller") or "",
-                 contexts(flags) if flags is not None else (),
-                 m.groupdict().get("task") or "", number)
+                 contexts(flags), m.group("task").strip(), number)
 
 
 def parse(lines, begin="runtime: trace begins", end="runtime: trace ends",
-          printk_after="runtime: step poweroff"):
+          dump_after="runtime: step poweroff"):
     """The events of a console log, as a list of Event: the trace buffer's
-    between `begin` and `end`, with their flags, and those the kernel
-    printed after `printk_after`, without (tp_printk also prints the boot's
-    events, which the buffer holds already).  Also returns whether the
-    buffer's dump was complete (both markers seen)."""
+    between `begin` and `end`, and those of the power-off path, which the
+    kernel dumps after `dump_after` (the workload empties the buffer
+    before).  Also returns whether the buffer's dump was complete (both
+    markers seen)."""
     events = []
     state = "before"
     complete = False
@@ -102,18 +101,12 @@ def parse(lines, begin="runtime: trace begins", end="runtime: trace ends",
             state = "trace"
         elif state == "trace" and text.strip() == end:
             state, complete = "after", True
-        elif state == "trace":
+        elif state == "after" and dump_after in text:
+            state = "dump"
+        elif state in ("trace", "dump"):
             m = TRACE_LINE.match(text)
             if m:
-                e = _event(m, number, m.group("flags"))
-                if e:
-                    events.append(e)
-        elif state == "after" and printk_after in text:
-            state = "printk"
-        elif state == "printk":
-            m = PRINTK_LINE.search(text)
-            if m:
-                e = _event(m, number, None)
+                e = _event(m, number, m.group("flags") or m.group("lflags"))
                 if e:
                     events.append(e)
     return events, complete

@@ -27,12 +27,14 @@ KVM_GUEST = os.path.join("kernel", "configs", "kvm_guest.config")
 FRAGMENTS = [arches.DEBUG_FRAGMENT, os.path.join(TOOLS, "runtime-test.config")]
 INIT = os.path.join(TOOLS, "runtime-init")
 BUSYBOX = "/bin/busybox"
-# trace_buf_size is per CPU; tp_printk prints the events as they come,
-# which the workload needs only while the machine powers off (the buffer
-# it prints before that holds the rest), hence stop_on_boot.
+# trace_buf_size is per CPU.  trace_clock=global from the start: the
+# kernel switches to it when it finds TCG's clocks unstable, and a switch
+# empties the buffer.
 APPEND = ("console=ttyS0 panic=-1 softlockup_panic=1 "
-          "trace_event=notifier:* trace_buf_size=16M "
-          "tp_printk tp_printk_stop_on_boot")
+          "trace_event=notifier:* trace_buf_size=16M trace_clock=global")
+# The module that prints the trace buffer when the machine powers off
+# (the power-off path's events have no task left to read them).
+MODULE = os.path.join(TOOLS, "runtime-module")
 NETWORK = ["-netdev", "user,id=net0", "-device",
            "virtio-net-pci,netdev=net0"]
 # The trees booted: the pristine one with the core patches, on which the
@@ -86,7 +88,17 @@ def initramfs(build_dir, stage, log_path, kernel_path):
     if run_logged(cmd, log_path, "installing modules") != 0:
         raise Error(f"modules_install failed; the end of {log_path}:\n"
                     + tail(log_path))
+    module = os.path.join(stage, "runtime-module")
+    shutil.rmtree(module, ignore_errors=True)
+    shutil.copytree(MODULE, module)
+    cmd = ["make", "-C", kernel_path, f"O={build_dir}", f"M={module}",
+           "modules"]
+    if run_logged(cmd, log_path, "building the power-off module") != 0:
+        raise Error(f"the module of {MODULE} did not build; the end of "
+                    f"{log_path}:\n" + tail(log_path))
     entries = ["dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1",
+               "file /notifier_runtime.ko "
+               f"{os.path.join(module, 'notifier_runtime.ko')} 0644 0 0",
                "dir /bin 0755 0 0", f"file /bin/busybox {BUSYBOX} 0755 0 0",
                "slink /bin/sh busybox 0777 0 0",
                f"file /init {INIT} 0755 0 0"]
@@ -113,6 +125,7 @@ def initramfs(build_dir, stage, log_path, kernel_path):
         raise Error("gen_init_cpio failed: "
                     + proc.stderr.decode(errors="replace"))
     shutil.rmtree(modules)
+    shutil.rmtree(module)
     return image
 
 
@@ -167,7 +180,7 @@ def _context_record(events):
     contexts = Counter()
     samples = {}
     for e in events:
-        for c in e.contexts or ("unrecorded",):
+        for c in e.contexts:
             contexts[c] += 1
             samples.setdefault(c, f"{e.caller} (console.log:{e.line})")
     return {"count": len(events), "contexts": dict(contexts),
