@@ -61,15 +61,23 @@ class FtraceTest(unittest.TestCase):
         events, complete = ftrace.parse(lines())
         self.assertTrue(complete)
         # The boot's tp_printk line before the dump is not counted twice.
-        self.assertEqual(len(events), 9)
-        self.assertEqual(events[0].event, "notifier_register")
-        self.assertEqual(events[0].function, "register_module_notifier")
+        self.assertEqual(len(events), 10)
+        self.assertEqual(events[1].event, "notifier_register")
+        self.assertEqual(events[1].function, "register_module_notifier")
         last = events[-1]
         self.assertEqual((last.chain, last.contexts, last.function),
                          ("reboot_notifier_list", ("process",), "kernel_power_off"))
         mystery = events[-2]
         self.assertEqual(mystery.caller, "mystery_fn+0x1/0x2 [mystery]")
         self.assertEqual(mystery.function, "mystery_fn")
+
+    def test_the_boot_task_before_any_other_is_early_boot(self):
+        events, _ = ftrace.parse(lines())
+        self.assertEqual(events[0].contexts, (ftrace.EARLY_BOOT,))
+        self.assertNotIn(ftrace.EARLY_BOOT, ftrace.ATOMIC_CONTEXTS)
+        # The idle task in an interrupt later is no boot task.
+        idle = [e for e in events if e.task == "<idle>"]
+        self.assertIn("hardirq", idle[-1].contexts)
 
     def test_a_dump_cut_short_is_incomplete(self):
         cut = [line for line in lines() if "trace ends" not in line]
@@ -139,7 +147,7 @@ class RuntimeTest(unittest.TestCase):
                    if c["chain"].endswith("bus_notifier"))
         said = runtime.observations(bus)
         self.assertIn("seen called 1 times in irqs-off context, e.g. at "
-                      "device_add+0x5d1/0xb60 (console.log:23), in the "
+                      "device_add+0x5d1/0xb60 (console.log:24), in the "
                       "integration boot", said)
         report = {"details": [
             {"chain": bus["chain"], "defined": "drivers/base/base.h:49",
@@ -167,6 +175,39 @@ class RuntimeTest(unittest.TestCase):
         result["mutant"] = None
         self.assertIn("misclassification mutant has nothing to flip",
                       " ".join(runtime.verdict(result)[1]))
+
+
+class RecordedBootTest(unittest.TestCase):
+    """The boot of the core-patched 6.1 integration kernel recorded in
+    tests/fixtures/runtime/6.1/ (make runtime-test, 6 December), analysed
+    against today's YAML: the shorter form of the runtime test that make
+    check runs."""
+
+    def setUp(self):
+        boot = runtime.last_boot("6.1", os.path.join(FIXTURES, "no-out"))
+        self.lines, self.details, _ = boot
+        self.classes = runtime.yaml_classes("6.1")
+
+    def test_no_contradiction_and_the_chains_that_ran(self):
+        rec, result = runtime.analyse(self.lines, self.details,
+                                      self.classes)
+        self.assertTrue(result["trace_complete"])
+        self.assertEqual(result["contradictions"], [])
+        self.assertEqual([s["text"] for s in result["splats"]
+                          if not s["expected"]], [])
+        seen = {c["chain"] for c in rec["chains"] if c["seen"]}
+        self.assertGreaterEqual(len(seen), 27)
+        for chain in ("keyboard_notifier_list", "die_chain",
+                      "reboot_notifier_list", "power_off_handler_list",
+                      "struct subsys_private.bus_notifier"):
+            self.assertIn(chain, seen)
+        die = next(c for c in rec["chains"] if c["chain"] == "die_chain")
+        self.assertIn("nmi", die["calls"]["contexts"])
+        self.assertIn(ftrace.EARLY_BOOT, die["registrations"]["contexts"])
+
+    def test_the_mutant_is_caught_on_the_recorded_boot(self):
+        m = runtime.mutant(self.lines, self.details, self.classes)
+        self.assertTrue(m["caught_by"], m)
 
 
 if __name__ == "__main__":

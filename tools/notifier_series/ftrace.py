@@ -3,6 +3,7 @@ test's workload prints (ftrace's text format, with the context flags of
 each event), and the one that the kernel prints with ftrace_dump() as it
 powers off (the same lines after printk's timestamp)."""
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -27,6 +28,10 @@ EVENTS = ("notifier_register", "notifier_unregister", "notifier_call",
 # Contexts, from the flags; "process" when none applies.
 ATOMIC_CONTEXTS = ("nmi", "hardirq", "softirq", "irqs-off", "bh-off",
                    "preempt-off")
+# The boot task in start_kernel(), before any other task ran: interrupts
+# or preemption are off there, and the core patch lets it write chains
+# (system_state is SYSTEM_BOOTING), as might_sleep() does.
+EARLY_BOOT = "early-boot"
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,8 @@ class Event:
     chain: str          # the head's symbol, or its address (0x...)
     cb: str             # the callout (%ps), for register/unregister/run
     caller: str         # the caller of the chain API (%pS), or ""
-    contexts: tuple     # of ATOMIC_CONTEXTS, or ("process",)
+    contexts: tuple     # of ATOMIC_CONTEXTS, ("process",) or
+                        # (EARLY_BOOT,)
     task: str
     line: int           # in the console log
 
@@ -95,6 +101,7 @@ def parse(lines, begin="runtime: trace begins", end="runtime: trace ends",
     events = []
     state = "before"
     complete = False
+    others = False      # whether a task but the boot task had an event
     for number, line in enumerate(lines, 1):
         text = line.rstrip("\r\n")
         if state == "before" and text.strip() == begin:
@@ -105,8 +112,13 @@ def parse(lines, begin="runtime: trace begins", end="runtime: trace ends",
             state = "dump"
         elif state in ("trace", "dump"):
             m = TRACE_LINE.match(text)
-            if m:
-                e = _event(m, number, m.group("flags") or m.group("lflags"))
-                if e:
-                    events.append(e)
+            e = m and _event(m, number, m.group("flags") or m.group("lflags"))
+            if not e:
+                continue
+            if m.group("pid") != "0":
+                others = True
+            elif state == "trace" and not others and not set(
+                    e.contexts) & {"nmi", "hardirq", "softirq"}:
+                e = dataclasses.replace(e, contexts=(EARLY_BOOT,))
+            events.append(e)
     return events, complete

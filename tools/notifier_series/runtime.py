@@ -329,12 +329,12 @@ def analyse(lines, details, classes, build_dir=None):
 def trim(details):
     """The audit's chain details as identify() and compiled_in() read
     them, for a recorded boot."""
-    keep = ("in", "at")
+    def sites(listed):
+        return [{"in": f, "at": a} for f, a in sorted(
+            {(s["in"], s["at"].rsplit(":", 1)[0] + ":0") for s in listed})]
     return [{"chain": d["chain"], "defined": d["defined"],
-             "class": d["class"],
-             "sites": [{k: s[k] for k in keep} for s in d["sites"]],
-             "callers": [{k: s[k] for k in keep} for s in d["callers"]]}
-            for d in details.values()]
+             "class": d["class"], "sites": sites(d["sites"]),
+             "callers": sites(d["callers"])} for d in details.values()]
 
 
 def last_boot(kver, out):
