@@ -48,8 +48,9 @@ RECORDED = os.path.join(tree.REPO, "tests", "fixtures", "runtime")
 STEP = re.compile(r"runtime: step (\S+) (meant: (.*)|done|failed: (.*))$")
 
 
-def _series_patches(kver, out):
-    folder = os.path.join(out, kver, "series")
+def _series_patches(kver, out, folder=None):
+    """The series' patches: out/<kver>/series/ unless `folder` says."""
+    folder = folder or os.path.join(out, kver, "series")
     found = sorted(glob.glob(os.path.join(folder, "[0-9]*.patch")))
     found = [p for p in found if not os.path.basename(p).startswith("0000")]
     if not found:
@@ -476,10 +477,12 @@ def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
     return result, rec
 
 
-def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES):
+def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES,
+        series=None):
     """Builds and boots the integration kernels of `trees` and writes
     out/<kver>/runtime/: chains.json and console.log of the series' tree
-    (core/ holds the core-patched tree's), and result.json."""
+    (core/ holds the core-patched tree's), and result.json.  `series`: a
+    folder of the series' patches other than out/<kver>/series/."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     details = audit_details(kver, out)
@@ -488,7 +491,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES):
     core = patches.core_patches(kver)
     stacks = {"core": core, "series": None}
     if "series" in trees:
-        stacks["series"] = _series_patches(kver, out)
+        stacks["series"] = _series_patches(kver, out, series)
     final = os.path.join(out, kver, "runtime")
     stage = output.stage(final)
     result = {"kernel": kernel_tree.version, "outcome": "harness-error",
