@@ -60,14 +60,14 @@ class FtraceTest(unittest.TestCase):
     def test_the_dump_and_the_power_off_events_are_read(self):
         events, complete = ftrace.parse(lines())
         self.assertTrue(complete)
-        # The boot's tp_printk line before the dump is not counted twice.
-        self.assertEqual(len(events), 10)
-        self.assertEqual(events[1].event, "notifier_register")
-        self.assertEqual(events[1].function, "register_module_notifier")
+        # The dump's and the power-off dump's, not the lines around them.
+        self.assertEqual(len(events), 13)
+        self.assertEqual(events[2].event, "notifier_register")
+        self.assertEqual(events[2].function, "register_module_notifier")
         last = events[-1]
         self.assertEqual((last.chain, last.contexts, last.function),
                          ("reboot_notifier_list", ("process",), "kernel_power_off"))
-        mystery = events[-2]
+        mystery = events[-4]
         self.assertEqual(mystery.caller, "mystery_fn+0x1/0x2 [mystery]")
         self.assertEqual(mystery.function, "mystery_fn")
 
@@ -75,9 +75,15 @@ class FtraceTest(unittest.TestCase):
         events, _ = ftrace.parse(lines())
         self.assertEqual(events[0].contexts, (ftrace.EARLY_BOOT,))
         self.assertNotIn(ftrace.EARLY_BOOT, ftrace.ATOMIC_CONTEXTS)
-        # The idle task in an interrupt later is no boot task.
-        idle = [e for e in events if e.task == "<idle>"]
-        self.assertIn("hardirq", idle[-1].contexts)
+        # Not on another CPU, nor once another task ran, nor in an
+        # interrupt.
+        idle = {(e.chain, e.line): e.contexts for e in events
+                if e.task == "<idle>"}
+        self.assertEqual(idle[("panic_notifier_list", 18)],
+                         ("irqs-off", "preempt-off"))
+        self.assertEqual(idle[("reboot_notifier_list", 27)],
+                         ("irqs-off", "preempt-off"))
+        self.assertIn("hardirq", idle[("keyboard_notifier_list", 23)])
 
     def test_a_dump_cut_short_is_incomplete(self):
         cut = [line for line in lines() if "trace ends" not in line]
@@ -94,6 +100,8 @@ class RuntimeTest(unittest.TestCase):
                          ("struct subsys_private.bus_notifier",
                           "drivers/base/base.h"))
         self.assertIsNone(ids["0xffff888005550000"])
+        # An address is no static head, whatever its caller.
+        self.assertIsNone(ids["0xffff888007770000"])
 
     def test_contexts_that_contradict_the_yaml(self):
         rec, result = runtime.analyse(lines(), DETAILS, CLASSES)
@@ -106,7 +114,12 @@ class RuntimeTest(unittest.TestCase):
         # The atomic keyboard chain's callout in a sleep-in-atomic report.
         self.assertTrue(any("kbd_cb_sleeper() is in the report" in c
                             for c in found), found)
-        self.assertEqual(len(found), 2, found)
+        # And the boot task's late registration, once another task ran.
+        self.assertTrue(any(c.startswith("reboot_notifier_list (kernel/"
+                                         "notifier.c, blocking): "
+                                         "registration in atomic context")
+                            for c in found), found)
+        self.assertEqual(len(found), 3, found)
         self.assertEqual(rec["unidentified"][0]["callers"], ["mystery_fn"])
         self.assertEqual(result["coverage"]["seen"], 4)
 
@@ -115,8 +128,8 @@ class RuntimeTest(unittest.TestCase):
         classes[("struct subsys_private.bus_notifier",
                  "drivers/base/base.h")] = "atomic"
         _, result = runtime.analyse(
-            [line for line in lines() if "kbd_cb_sleeper+" not in line],
-            DETAILS, classes)
+            [line for line in lines() if "kbd_cb_sleeper+" not in line
+             and "late_fn" not in line], DETAILS, classes)
         self.assertEqual(result["contradictions"], [])
 
     def test_a_writer_in_atomic_context_is_a_contradiction(self):
@@ -147,7 +160,7 @@ class RuntimeTest(unittest.TestCase):
                    if c["chain"].endswith("bus_notifier"))
         said = runtime.observations(bus)
         self.assertIn("seen called 1 times in irqs-off context, e.g. at "
-                      "device_add+0x5d1/0xb60 (console.log:24), in the "
+                      "device_add+0x5d1/0xb60 (console.log:25), in the "
                       "integration boot", said)
         report = {"details": [
             {"chain": bus["chain"], "defined": "drivers/base/base.h:49",
@@ -159,6 +172,16 @@ class RuntimeTest(unittest.TestCase):
         classify.add_observations(report, seen, "chains.json")
         self.assertEqual(report["runtime"]["only_dynamic"], [bus["chain"]])
         self.assertTrue(report["details"][1]["runtime"])
+
+    def test_an_overflowed_buffer_is_a_harness_error(self):
+        bad = [line.replace("# tracer: nop", "# entries-in-buffer/entries-"
+                            "written: 10/15   #P:2") for line in lines()]
+        _, boot = runtime.analyse(bad, DETAILS, CLASSES)
+        self.assertEqual(boot["trace_lost"], 5)
+        result = {"boots": {"series": boot}, "seen_differs": {},
+                  "mutant": runtime.mutant(bad, DETAILS, CLASSES)}
+        self.assertIn("series: the trace buffer overflowed: 5 events lost",
+                      runtime.verdict(result)[1])
 
     def test_verdicts(self):
         _, boot = runtime.analyse(lines(), DETAILS, CLASSES)

@@ -16,8 +16,13 @@ TRACE_LINE = re.compile(
     r"^(?:\[\s*\d+\.\d+\]\s)?\s*(?P<task>.+?)-(?P<pid>\d+)\s+"
     r"(?:\(\s*[\d-]+\)\s+)?"
     r"(?:\[(?P<cpu>\d+)\]\s+(?P<flags>[^\s]{4,5})\s+(?P<time>\d+\.\d+):"
-    r"|(?P<lcpu>\d+)(?P<lflags>[^\s\d][^\s]{3,4})\s+(?P<ltime>\d+)us\s*:)"
+    r"|(?P<lcpu>\d+)(?P<lflags>[^\s\d][^\s]{3,4})\s+(?P<ltime>\d+)us"
+    r"[ !#$@*+]?\s*:)"
     r"\s+(?P<event>notifier_\w+):\s+(?P<fields>.*)$")
+# "# entries-in-buffer/entries-written: 1101/1101   #P:2": fewer kept
+# than written means the buffer overflowed.
+ENTRIES = re.compile(r"entries-in-buffer/entries-written: (?P<kept>\d+)/"
+                     r"(?P<written>\d+)")
 # The fields of each event; a symbol of a module (%ps, %pS) ends with
 # " [module]".
 SYMBOL = r"\S+(?: \[\S+\])?"
@@ -28,9 +33,9 @@ EVENTS = ("notifier_register", "notifier_unregister", "notifier_call",
 # Contexts, from the flags; "process" when none applies.
 ATOMIC_CONTEXTS = ("nmi", "hardirq", "softirq", "irqs-off", "bh-off",
                    "preempt-off")
-# The boot task in start_kernel(), before any other task ran: interrupts
-# or preemption are off there, and the core patch lets it write chains
-# (system_state is SYSTEM_BOOTING), as might_sleep() does.
+# The boot task in start_kernel(), on CPU 0 before any other task ran:
+# interrupts or preemption are off there, and the core patch lets it
+# write chains (system_state is SYSTEM_BOOTING), as might_sleep() does.
 EARLY_BOOT = "early-boot"
 
 
@@ -117,8 +122,9 @@ def parse(lines, begin="runtime: trace begins", end="runtime: trace ends",
                 continue
             if m.group("pid") != "0":
                 others = True
-            elif state == "trace" and not others and not set(
-                    e.contexts) & {"nmi", "hardirq", "softirq"}:
+            elif state == "trace" and not others and \
+                    int(m.group("cpu") or m.group("lcpu")) == 0 and \
+                    not set(e.contexts) & {"nmi", "hardirq", "softirq"}:
                 e = dataclasses.replace(e, contexts=(EARLY_BOOT,))
             events.append(e)
     return events, complete

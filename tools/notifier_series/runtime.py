@@ -35,6 +35,7 @@ APPEND = ("console=ttyS0 panic=-1 softlockup_panic=1 "
 # The module that prints the trace buffer when the machine powers off
 # (the power-off path's events have no task left to read them).
 MODULE = os.path.join(TOOLS, "runtime-module")
+POWER_OFF_DUMP = "notifier_runtime: power-off events follow"
 NETWORK = ["-netdev", "user,id=net0", "-device",
            "virtio-net-pci,netdev=net0"]
 # The trees booted: the pristine one with the core patches, on which the
@@ -145,11 +146,17 @@ def identify(events, details):
     """{chain token: (chain, defined) key of the audit, or None}: a static
     head by its symbol, a head inside a structure (an address) by the
     functions that call the chain API on it, which the audit lists as the
-    chain's sites and callers.  An ambiguous token stays None."""
+    chain's sites and callers; such a head is only ever a member chain
+    ("struct T.member", "var.member"): a static head prints as its
+    symbol.  (The caller is best effort: a wrapper that ends in a tail
+    call leaves its own caller in the event.)  An ambiguous token stays
+    None."""
     by_name = defaultdict(list)
     by_function = defaultdict(set)
     for key, d in details.items():
         by_name[d["chain"]].append(key)
+        if "." not in d["chain"]:
+            continue
         for s in d["sites"] + d["callers"]:
             by_function[s["in"]].add(key)
     callers = defaultdict(Counter)
@@ -305,6 +312,8 @@ def analyse(lines, details, classes, build_dir=None):
     events, complete = ftrace.parse(lines)
     rec = record(events, details, classes, build_dir)
     splats, _ = console.scan(lines)
+    sizes = [ftrace.ENTRIES.search(line) for line in lines]
+    lost = sum(int(m["written"]) - int(m["kept"]) for m in sizes if m)
     seen = {(c["chain"], c["defined"]) for c in rec["chains"] if c["seen"]}
     compiled = [c for c in rec["chains"] if c["compiled_in"]]
     workload = steps(lines)
@@ -315,6 +324,8 @@ def analyse(lines, details, classes, build_dir=None):
         s["unknown"] = sorted(set(s["meant"]) - names)
     result = {
         "events": len(events), "trace_complete": complete,
+        "trace_lost": lost,
+        "power_off_dump": any(POWER_OFF_DUMP in line for line in lines),
         "splats": splats, "steps": workload,
         "coverage": {"seen": len(seen),
                      "compiled_in": len(compiled) if build_dir else None,
@@ -366,24 +377,24 @@ def yaml_classes(kver):
     return {e.key: e["class"] for e in entries}
 
 
-def mutant(lines, details, classes):
-    """A misclassification the runtime test must catch: the first atomic
-    chain that the boot of `lines` saw called in atomic context, declared
-    blocking in a copy of the classification.  Returns {"chain",
-    "defined", "caught_by": the contradictions naming it} or None when no
-    chain of the boot qualifies."""
-    events, _ = ftrace.parse(lines)
-    rec = record(events, details, classes, None)
-    target = next((c for c in rec["chains"] if c["class"] == "atomic"
-                   and any(ctx in ftrace.ATOMIC_CONTEXTS
-                           for ctx in c["calls"]["contexts"])), None)
-    if not target:
+# The chain the mutant declares blocking: the keyboard step's, called
+# with interrupts off under kbd_event_lock (drivers/tty/vt/keyboard.c).
+MUTANT_CHAIN = "keyboard_notifier_list"
+
+
+def mutant(lines, details, classes, chain=MUTANT_CHAIN):
+    """A misclassification the runtime test must catch: `chain`, which the
+    workload reaches, declared blocking in a copy of the classification.
+    Returns {"chain", "defined", "caught_by": the contradictions naming
+    it}, or None when the YAML has no such atomic chain."""
+    key = next((k for k in details if k[0] == chain
+                and classes.get(k) == "atomic"), None)
+    if not key:
         return None
-    key = (target["chain"], target["defined"])
     flipped = {**classes, key: "blocking"}
     _, result = analyse(lines, details, flipped)
-    prefix = f"{target['chain']} ({target['defined']}, blocking)"
-    return {"chain": target["chain"], "defined": target["defined"],
+    prefix = f"{key[0]} ({key[1]}, blocking)"
+    return {"chain": key[0], "defined": key[1],
             "caught_by": [c for c in result["contradictions"]
                           if c.startswith(prefix)]}
 
@@ -398,6 +409,12 @@ def verdict(result):
         if not boot.get("trace_complete"):
             worse("harness-error", f"{name}: the workload did not print "
                   "the whole trace buffer (console.log)")
+        if boot.get("trace_lost"):
+            worse("harness-error", f"{name}: the trace buffer overflowed: "
+                  f"{boot['trace_lost']} events lost")
+        if not boot.get("power_off_dump"):
+            worse("harness-error", f"{name}: the power-off events were not "
+                  "printed (tools/runtime-module)")
         for s in boot.get("splats", []):
             if not s["expected"]:
                 worse("splat", f"{name}: console.log:{s['line']}: "
@@ -411,8 +428,8 @@ def verdict(result):
                       f"{', '.join(s['unknown'])}")
     m = result.get("mutant")
     if m is None:
-        worse("test-failure", "no atomic chain was seen called in atomic "
-              "context: the misclassification mutant has nothing to flip")
+        worse("test-failure", f"{MUTANT_CHAIN} is no atomic chain of the "
+              "YAML: the misclassification mutant has nothing to flip")
     elif not m["caught_by"]:
         worse("test-failure", f"{m['chain']} declared blocking in a copy of "
               "the YAML was not caught")
