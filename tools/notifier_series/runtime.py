@@ -299,7 +299,8 @@ def steps(lines):
         name = m.group(1)
         if m.group(3) is not None:
             found[name] = {"step": name, "meant": [
-                c for c in m.group(3).split() if c != "-"],
+                c.strip() for c in m.group(3).split(",")
+                if c.strip() not in ("", "-")],
                 "status": "did not end"}
         elif name in found:
             found[name]["status"] = ("done" if m.group(2) == "done"
