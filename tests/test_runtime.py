@@ -201,7 +201,7 @@ class RuntimeTest(unittest.TestCase):
 
 
 class RecordedBootTest(unittest.TestCase):
-    """The boot of the core-patched 6.1 integration kernel recorded in
+    """The boot of the series' 6.1 integration kernel recorded in
     tests/fixtures/runtime/6.1/ (make runtime-test, 6 December), analysed
     against today's YAML: the shorter form of the runtime test that make
     check runs."""
