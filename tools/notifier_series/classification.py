@@ -8,6 +8,16 @@ import yaml
 
 from .chains import ROOTED_RULES, RULES
 from .progress import Error
+from .tree import REPO
+
+# The reviewed classifications, classify/linux-<kver>.yaml.
+FOLDER = os.path.join(REPO, "classify")
+
+
+def yaml_path(kver):
+    """classify/linux-<kver>.yaml."""
+    return os.path.join(FOLDER, f"linux-{kver}.yaml")
+
 
 CLASSES = ("atomic", "blocking", "excluded")
 DECLARED = ("atomic", "blocking", "raw", "srcu", "bare")

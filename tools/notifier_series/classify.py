@@ -13,7 +13,7 @@ from . import (callgraph, chains, classification, evidence, gate, output,
                paths, runtime, tree)
 from .progress import Error, Step, say
 
-FOLDER = os.path.join(tree.REPO, "classify")
+FOLDER = classification.FOLDER
 SEED = os.path.join(FOLDER, "seed-2005.yaml")
 HEADER = """Reviewed classification of the notifier chains of Linux {kver}.
 One entry per chain of the tree; schema and workflow: classify/README.md.
@@ -21,8 +21,7 @@ Entries marked "reviewed: false" are drafts that a person has yet to check.
 """
 
 
-def yaml_path(kver):
-    return os.path.join(FOLDER, f"linux-{kver}.yaml")
+yaml_path = classification.yaml_path
 
 
 def pristine_checkout(kernel_tree):
@@ -345,7 +344,7 @@ def add_observations(report, seen, source):
         return
     only = []
     for d in report["details"]:
-        key = (d["chain"], d["defined"].rsplit(":", 1)[0])
+        key = runtime.detail_key(d)
         d["runtime"] = seen.get(key, [])
         if d["runtime"] and not d["evidence"] and d["class"] != "excluded":
             only.append(d["chain"])

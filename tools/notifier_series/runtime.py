@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from collections import Counter, defaultdict
 
 from . import (arches, boottest, classification, console, ftrace, kconfig,
@@ -60,6 +59,12 @@ def _series_patches(kver, out, folder=None):
     return found
 
 
+def detail_key(d):
+    """The (chain, defined file) key of an audit's chain record, whose
+    "defined" holds the line too."""
+    return d["chain"], d["defined"].rsplit(":", 1)[0]
+
+
 def audit_details(kver, out):
     """{(chain, defined file): the audit's record} of out/<kver>/audit.json,
     whose sites and callouts tell a head inside a structure by the
@@ -72,8 +77,7 @@ def audit_details(kver, out):
     if not isinstance(details, list):
         raise Error(f"{path}: no chain details; run `make classify "
                     f"KVER={kver}` again")
-    return {(d["chain"], d["defined"].rsplit(":", 1)[0]): d
-            for d in details}
+    return {detail_key(d): d for d in details}
 
 
 def initramfs(build_dir, stage, log_path, kernel_path):
@@ -106,7 +110,7 @@ def initramfs(build_dir, stage, log_path, kernel_path):
                f"file /init {INIT} 0755 0 0"]
     for d in ("proc", "sys", "mnt", "tmp", "root"):
         entries.append(f"dir /{d} 0755 0 0")
-    for root, dirs, files in sorted(os.walk(modules)):
+    for root, _, files in sorted(os.walk(modules)):
         rel = "/" + os.path.relpath(root, modules)
         if rel != "/.":
             entries.append(f"dir {rel} 0755 0 0")
@@ -365,16 +369,14 @@ def last_boot(kver, out):
     with gzip.open(os.path.join(folder, "console.log.gz"), "rt",
                    encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
-    details = {(d["chain"], d["defined"].rsplit(":", 1)[0]): d
-               for d in output.read_json(os.path.join(folder,
-                                                      "details.json"))}
+    details = {detail_key(d): d for d in output.read_json(
+        os.path.join(folder, "details.json"))}
     return lines, details, os.path.relpath(folder, tree.REPO)
 
 
 def yaml_classes(kver):
     """{(chain, defined): class} of classify/linux-<kver>.yaml."""
-    _, entries = classification.load(
-        os.path.join(tree.REPO, "classify", f"linux-{kver}.yaml"))
+    _, entries = classification.load(classification.yaml_path(kver))
     return {e.key: e["class"] for e in entries}
 
 
