@@ -2,6 +2,7 @@
 every requested option landed in the final .config."""
 
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -50,6 +51,25 @@ class KconfigTest(unittest.TestCase):
                          r"unset, \.config has CONFIG_C=y")
         self.assertRegex(problems[2], r"f\.config:4: CONFIG_D=4 requested, "
                          r"\.config has CONFIG_D=2")
+
+    def test_options_only_another_architecture_declares(self):
+        for name, text in (("arch/s390/Kconfig", "config S390_GUEST\n"),
+                           ("arch/x86/Kconfig", "menuconfig KVM_GUEST\n"),
+                           ("drivers/Kconfig", "config FOO\n")):
+            os.makedirs(os.path.join(self.tmp.name, os.path.dirname(name)),
+                        exist_ok=True)
+            self.write(name, text)
+        subprocess.run(["git", "init", "-q", self.tmp.name], check=True)
+        subprocess.run(["git", "-C", self.tmp.name, "add", "."], check=True)
+        declared = {s: kconfig.declared_for(self.tmp.name, "CONFIG_" + s,
+                                            "x86")
+                    for s in ("S390_GUEST", "KVM_GUEST", "FOO", "BAR")}
+        self.assertEqual(declared, {"S390_GUEST": False, "KVM_GUEST": True,
+                                    "FOO": True, "BAR": False})
+        # No tree to search fails, rather than letting every option off.
+        with tempfile.TemporaryDirectory() as empty, \
+                self.assertRaises(Error):
+            kconfig.declared_for(empty, "CONFIG_FOO", "x86")
 
     def test_boot_test_fragments_parse(self):
         symbols = [s for fragment in (COMMON_FRAGMENT, DEBUG_FRAGMENT)

@@ -4,6 +4,7 @@ contexts, the chains they belong to, the contradictions with the YAML and
 the misclassification mutant."""
 
 import os
+import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
@@ -102,6 +103,27 @@ class RuntimeTest(unittest.TestCase):
         self.assertIsNone(ids["0xffff888005550000"])
         # An address is no static head, whatever its caller.
         self.assertIsNone(ids["0xffff888007770000"])
+
+    def test_what_is_compiled_in_and_what_cannot_be_told(self):
+        with tempfile.TemporaryDirectory() as build:
+            os.makedirs(os.path.join(build, "kernel/module"))
+            open(os.path.join(build, "kernel/module/main.o"), "w").close()
+            header_only = {"chain": "struct freq_constraints.min",
+                           "defined": "include/linux/pm_qos.h:87",
+                           "class": "blocking", "sites": [], "callers": []}
+            details = dict(DETAILS)
+            details[("struct freq_constraints.min",
+                     "include/linux/pm_qos.h")] = header_only
+            rec, result = runtime.analyse([], details, CLASSES, build)
+        compiled = {c["chain"]: c["compiled_in"] for c in rec["chains"]}
+        self.assertIs(compiled["module_notify_list"], True)
+        self.assertIs(compiled["keyboard_notifier_list"], False)
+        # A header's head used in no .c file: not told, not counted.
+        self.assertIsNone(compiled["struct freq_constraints.min"])
+        self.assertEqual(result["compiled_in_unknown"],
+                         ["struct freq_constraints.min"])
+        self.assertEqual(result["coverage"]["compiled_in"], 1)
+        self.assertEqual(result["coverage"]["compiled_in_unknown"], 1)
 
     def test_contexts_that_contradict_the_yaml(self):
         rec, result = runtime.analyse(lines(), DETAILS, CLASSES)

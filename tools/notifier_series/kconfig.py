@@ -59,6 +59,9 @@ def declared_for(tree_path, symbol, arch):
         ["git", "grep", "-l", "-E", rf"^\s*(menu)?config\s+{name}\s*$",
          "--", "*Kconfig*"], cwd=tree_path, capture_output=True, text=True,
         check=False)
+    if proc.returncode not in (0, 1):
+        raise Error(f"git grep for the Kconfig of {symbol} in {tree_path} "
+                    f"failed: {proc.stderr.strip()}")
     return any(not f.startswith("arch/") or f.startswith(f"arch/{arch}/")
                for f in proc.stdout.split())
 

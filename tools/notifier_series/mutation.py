@@ -9,7 +9,7 @@ import glob
 import os
 import re
 
-from . import boottest, output, runtime, tree
+from . import boottest, output, patches, runtime, tree
 from .progress import Error, say
 
 FOLDER = os.path.join(tree.REPO, "tests", "kernel-mutations")
@@ -73,6 +73,17 @@ def runtime_mutant(kver, out):
                                  else None)}}
 
 
+def stale(kver, work, mutants):
+    """Why each mutant that does not apply on the core patches fails,
+    checked on a scratch index before any build, so that a core patch
+    that moved a mutant's context stops the run at once."""
+    kernel_tree = tree.prepare(kver, work)
+    core = patches.apply(kernel_tree, patches.core_patches(kver))
+    return [why for why in (patches.scratch_apply(kernel_tree.path, core,
+                                                  [m])[1] for m in mutants)
+            if why]
+
+
 def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
     """Boots each mutant of `kver`, and with `slow` those of the slow/
     folder too, whose change to a header rebuilds most of the kernel;
@@ -81,6 +92,10 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
     mutants = sorted(glob.glob(os.path.join(FOLDER, "*.patch")))
     if slow:
         mutants += sorted(glob.glob(os.path.join(FOLDER, "slow", "*.patch")))
+    unapplied = stale(kver, work, mutants)
+    if unapplied:
+        raise Error("mutants that no longer apply to the core patches of "
+                    f"{kver} (rebase them):\n  " + "\n  ".join(unapplied))
     summary = []
     for patch in mutants:
         name = os.path.basename(patch)[:-len(".patch")]

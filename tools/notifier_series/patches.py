@@ -56,6 +56,27 @@ def commit_ids(path, base, branch):
     return [_patch_id(git(path, "show", "--format=", c)) for c in commits]
 
 
+def scratch_apply(path, base, patches):
+    """Applies `patches` in order onto `base` in a scratch index, leaving
+    the tree and its branches untouched: (the tree object they give, None)
+    or (None, why the first that does not apply fails)."""
+    index = os.path.join(path, ".git", "notifier-series-apply-check")
+    env = dict(os.environ, GIT_INDEX_FILE=index)
+    try:
+        git(path, "read-tree", base, env=env)
+        for patch in patches:
+            proc = subprocess.run(["git", "-C", path, "apply", "--cached",
+                                   os.path.abspath(patch)], env=env,
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                return None, (f"{os.path.basename(patch)} does not apply: "
+                              f"{proc.stderr.strip()}")
+        return git(path, "write-tree", env=env).strip(), None
+    finally:
+        if os.path.exists(index):
+            os.unlink(index)
+
+
 def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
     """Checks out `branch` holding `patches` on top of `base`.  A branch
     that already holds the same changes is reused as it is, so that

@@ -7,12 +7,12 @@ import concurrent.futures
 import json
 import os
 import re
-import subprocess
 import time
 
 from . import (boottest, checkpatch, classification, classify, compiletest,
                convert_tree, gate, maintainers, output, split, tree)
-from .patches import commit_ids, core_patches as patches_of_core
+from .patches import commit_ids, core_patches as patches_of_core, \
+    scratch_apply
 from .progress import Error, Step, say
 
 BRANCH = "notifier-series/series"
@@ -147,25 +147,12 @@ def add_headers(patch, to, cc):
 def applies(path, patch_files):
     """True when the patches apply in order to the pristine tree and give
     the series' tree; checked on a scratch index, the tree is untouched."""
-    index = os.path.join(path, ".git", "notifier-series-apply-check")
-    env = dict(os.environ, GIT_INDEX_FILE=index)
-    try:
-        tree.git(path, "read-tree", tree.PRISTINE, env=env)
-        for patch in patch_files:
-            proc = subprocess.run(["git", "-C", path, "apply", "--cached",
-                                   patch], env=env, capture_output=True,
-                                  text=True)
-            if proc.returncode != 0:
-                return False, (f"{os.path.basename(patch)} does not apply: "
-                               f"{proc.stderr.strip()}")
-        got = tree.git(path, "write-tree", env=env).strip()
-        want = tree.git(path, "rev-parse", BRANCH + "^{tree}").strip()
-        if got != want:
-            return False, "the patches apply but do not give the series' tree"
-        return True, ""
-    finally:
-        if os.path.exists(index):
-            os.unlink(index)
+    got, why = scratch_apply(path, tree.PRISTINE, patch_files)
+    if got is None:
+        return False, why
+    if got != tree.git(path, "rev-parse", BRANCH + "^{tree}").strip():
+        return False, "the patches apply but do not give the series' tree"
+    return True, ""
 
 
 def cover_letter(kver, version, entries, groups, checks, patches,
