@@ -69,12 +69,13 @@ class RuntimeMutantTest(unittest.TestCase):
     of tests/fixtures/runtime/<kver>/."""
 
     def recorded(self, folder):
-        from tests.test_runtime import DETAILS, lines
+        from tests.test_runtime import DETAILS, lines, port
         import gzip
         os.makedirs(os.path.join(folder, "6.1"))
-        with gzip.open(os.path.join(folder, "6.1", "console.log.gz"),
-                       "wt") as f:
-            f.write("\n".join(lines()))
+        for name, text in (("console.log.gz", lines()),
+                           ("trace.log.gz", port())):
+            with gzip.open(os.path.join(folder, "6.1", name), "wt") as f:
+                f.write("\n".join(text))
         output.write_json(os.path.join(folder, "6.1", "details.json"),
                           runtime.trim(DETAILS))
 

@@ -1,5 +1,6 @@
 """The runtime test's analysis, on a console log written like the kernel's
-(tests/fixtures/runtime/console-small.log): the trace's events and their
+(tests/fixtures/runtime/console-small.log and its trace port's,
+trace-small.log): the trace's events and their
 contexts, the chains they belong to, the contradictions with the YAML and
 the misclassification mutant."""
 
@@ -34,18 +35,59 @@ DETAILS = {
         "sites": [site("device_add"),
                   site("bus_register_notifier", "register")],
         "callers": [], "callouts": []},
+    ("struct pm_qos_constraints.notifiers", "include/linux/pm_qos.h"): {
+        "chain": "struct pm_qos_constraints.notifiers",
+        "defined": "include/linux/pm_qos.h:60", "class": "blocking",
+        "sites": [site("pm_qos_update_target")], "callers": [],
+        "callouts": []},
     ("reboot_notifier_list", "kernel/notifier.c"): {
         "chain": "reboot_notifier_list", "defined": "kernel/notifier.c:15",
         "class": "blocking", "sites": [site("kernel_power_off")],
         "callers": [], "callouts": []},
+    ("modchain", "drivers/kbd_test.c"): {
+        "chain": "modchain", "defined": "drivers/kbd_test.c:3",
+        # Its event's caller is none of these: the name tells it.
+        "class": "blocking",
+        "sites": [site("modchain_unregister", "unregister")],
+        "callers": [], "callouts": []},
+    # Two static heads of one name, in two files.
+    ("dup_chain", "a.c"): {
+        "chain": "dup_chain", "defined": "a.c:1", "class": "blocking",
+        "sites": [site("a_fn")], "callers": [], "callouts": []},
+    ("dup_chain", "b.c"): {
+        "chain": "dup_chain", "defined": "b.c:1", "class": "blocking",
+        "sites": [site("b_fn")], "callers": [], "callouts": []},
 }
 CLASSES = {key: d["class"] for key, d in DETAILS.items()}
 
 
-def lines():
-    with open(os.path.join(FIXTURES, "console-small.log"),
-              encoding="utf-8") as f:
+def read(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as f:
         return f.read().splitlines()
+
+
+def lines():
+    """The console of the small boot."""
+    return read("console-small.log")
+
+
+def port():
+    """Its trace port."""
+    return read("trace-small.log")
+
+
+def analyse(console=None, trace=None, classes=CLASSES):
+    return runtime.analyse(lines() if console is None else console, DETAILS,
+                           classes, trace_port=port() if trace is None
+                           else trace)
+
+
+def boot_verdict(boot):
+    """The verdict of a run whose series' boot is `boot`."""
+    return runtime.verdict({"boots": {"series": boot}, "seen_differs": {},
+                            "mutant": runtime.mutant(lines(), DETAILS,
+                                                     CLASSES,
+                                                     trace_port=port())})
 
 
 class FtraceTest(unittest.TestCase):
@@ -57,52 +99,112 @@ class FtraceTest(unittest.TestCase):
         self.assertEqual(ftrace.contexts("b...."), ("bh-off",))
         self.assertEqual(ftrace.contexts(".Nz.."), ("nmi",))
         self.assertEqual(ftrace.contexts("...2."), ("preempt-off",))
+        # D: irqs and BH off; H: a hard IRQ inside a softirq; Z: an NMI
+        # inside a hard IRQ.
+        self.assertEqual(ftrace.contexts("D.H1."),
+                         ("hardirq", "softirq", "irqs-off", "bh-off",
+                          "preempt-off"))
+        self.assertEqual(ftrace.contexts("d.Z1."),
+                         ("nmi", "hardirq", "irqs-off", "preempt-off"))
 
-    def test_the_dump_and_the_power_off_events_are_read(self):
-        events, complete = ftrace.parse(lines())
-        self.assertTrue(complete)
-        # The dump's and the power-off dump's, not the lines around them.
-        self.assertEqual(len(events), 13)
-        self.assertEqual(events[2].event, "notifier_register")
-        self.assertEqual(events[2].function, "register_module_notifier")
+    def test_the_trace_port_and_the_power_off_dump_are_read(self):
+        trace = ftrace.parse(lines(), port())
+        self.assertTrue(trace.complete)
+        self.assertTrue(trace.header)
+        self.assertEqual((trace.lost, trace.unparsed), (0, []))
+        self.assertEqual(trace.boot_ends, "trace.log:19")
+        events = trace.events
+        # The trace port's notifier events and the power-off dump's, not
+        # task_newtask nor the step markers.
+        self.assertEqual(len(events), 18)
+        self.assertEqual(events[3].event, "notifier_register")
+        self.assertEqual(events[3].function, "register_module_notifier")
         last = events[-1]
-        self.assertEqual((last.chain, last.contexts, last.function),
-                         ("reboot_notifier_list", ("process",), "kernel_power_off"))
-        mystery = events[-4]
+        self.assertEqual((last.chain, last.contexts, last.function,
+                          last.where, last.step),
+                         ("reboot_notifier_list", ("process",),
+                          "kernel_power_off", "console.log:17", "poweroff"))
+        mystery = next(e for e in events if "mystery" in e.caller)
         self.assertEqual(mystery.caller, "mystery_fn+0x1/0x2 [mystery]")
         self.assertEqual(mystery.function, "mystery_fn")
 
-    def test_the_boot_task_before_any_other_is_early_boot(self):
-        events, _ = ftrace.parse(lines())
+    def test_steps_are_told_by_the_trace_markers(self):
+        events = ftrace.parse(lines(), port()).events
+        steps = {e.where: e.step for e in events}
+        self.assertEqual(steps["trace.log:21"], "")     # boot
+        self.assertEqual(steps["trace.log:23"], "modules")
+        self.assertEqual(steps["trace.log:29"], "keyboard")
+        self.assertEqual(steps["trace.log:32"], "")
+
+    def test_an_unloaded_module_s_addresses_are_named(self):
+        events = {e.where: e for e in ftrace.parse(lines(), port()).events}
+        self.assertEqual(events["trace.log:26"].cb, "mod_cb [kbd_test]")
+        self.assertEqual(events["trace.log:30"].cb,
+                         "kbd_cb_sleeper [kbd_test]")
+        # A heap address is no module's.
+        self.assertEqual(events["trace.log:32"].chain, "0xffff888003a1c218")
+        symbols = ftrace.Symbols()
+        self.assertEqual(symbols.name("0xffffffffc0200008", True),
+                         "0xffffffffc0200008")
+
+    def test_the_boot_task_until_the_init_task_s_fork_is_early_boot(self):
+        events = ftrace.parse(lines(), port()).events
         self.assertEqual(events[0].contexts, (ftrace.EARLY_BOOT,))
         self.assertNotIn(ftrace.EARLY_BOOT, ftrace.ATOMIC_CONTEXTS)
-        # Not on another CPU, nor once another task ran, nor in an
-        # interrupt.
-        idle = {(e.chain, e.line): e.contexts for e in events
-                if e.task == "<idle>"}
-        self.assertEqual(idle[("panic_notifier_list", 18)],
-                         ("irqs-off", "preempt-off"))
-        self.assertEqual(idle[("reboot_notifier_list", 27)],
-                         ("irqs-off", "preempt-off"))
-        self.assertIn("hardirq", idle[("keyboard_notifier_list", 23)])
+        # Not on another CPU, nor after rest_init() forked the init task
+        # (even before any other task's event), nor in an interrupt.
+        idle = {e.where: e.contexts for e in events if e.task == "<idle>"}
+        self.assertEqual(idle["trace.log:18"], ("irqs-off", "preempt-off"))
+        self.assertEqual(idle["trace.log:20"], ("irqs-off", "preempt-off"))
+        self.assertEqual(idle["trace.log:34"], ("irqs-off", "preempt-off"))
+        self.assertIn("hardirq", idle["trace.log:29"])
 
     def test_a_dump_cut_short_is_incomplete(self):
-        cut = [line for line in lines() if "trace ends" not in line]
-        self.assertFalse(ftrace.parse(cut)[1])
+        cut = [line for line in port() if "trace ends" not in line]
+        self.assertFalse(ftrace.parse(lines(), cut).complete)
+
+    def test_the_first_recordings_had_the_trace_on_the_console(self):
+        console = [line for line in lines()
+                   if not line.startswith("runtime: printing")]
+        at = console.index("runtime: step poweroff meant: "
+                           "reboot_notifier_list")
+        old = console[:at] + [line for line in port()
+                              if "kallsyms" not in line] + console[at:]
+        trace = ftrace.parse(old)
+        self.assertTrue(trace.complete)
+        self.assertEqual(len(trace.events), 18)
+        self.assertTrue(trace.events[0].where.startswith("console.log:"))
 
 
 class RuntimeTest(unittest.TestCase):
+    def identified(self):
+        events = ftrace.parse(lines(), port()).events
+        return {e.where: key for e, key in
+                zip(events, runtime.identify(events, DETAILS))}
+
     def test_heads_are_told_by_symbol_or_by_their_callers(self):
-        events, _ = ftrace.parse(lines())
-        ids = runtime.identify(events, DETAILS)
-        self.assertEqual(ids["module_notify_list"],
+        ids = self.identified()
+        self.assertEqual(ids["trace.log:21"],
                          ("module_notify_list", "kernel/module/main.c"))
-        self.assertEqual(ids["0xffff888003a1c218"],
-                         ("struct subsys_private.bus_notifier",
-                          "drivers/base/base.h"))
-        self.assertIsNone(ids["0xffff888005550000"])
+        bus = ("struct subsys_private.bus_notifier", "drivers/base/base.h")
+        self.assertEqual(ids["trace.log:25"], bus)
+        self.assertEqual(ids["trace.log:32"], bus)
+        self.assertIsNone(ids["trace.log:33"])
         # An address is no static head, whatever its caller.
-        self.assertIsNone(ids["0xffff888007770000"])
+        self.assertIsNone(ids["trace.log:35"])
+
+    def test_a_heap_address_used_again_is_another_chain(self):
+        ids = self.identified()
+        qos = ("struct pm_qos_constraints.notifiers", "include/linux/pm_qos.h")
+        self.assertEqual(ids["trace.log:36"], qos)
+        # The callout run after the call, which has no caller of its own.
+        self.assertEqual(ids["trace.log:37"], qos)
+
+    def test_static_heads_of_one_name_and_of_modules(self):
+        ids = self.identified()
+        self.assertEqual(ids["trace.log:38"], ("dup_chain", "b.c"))
+        self.assertEqual(ids["trace.log:26"],
+                         ("modchain", "drivers/kbd_test.c"))
 
     def test_what_is_compiled_in_and_what_cannot_be_told(self):
         with tempfile.TemporaryDirectory() as build:
@@ -126,63 +228,99 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual(result["coverage"]["compiled_in_unknown"], 1)
 
     def test_contexts_that_contradict_the_yaml(self):
-        rec, result = runtime.analyse(lines(), DETAILS, CLASSES)
+        rec, result = analyse()
         found = result["contradictions"]
         # The blocking bus notifier called with interrupts off.
         self.assertTrue(any(c.startswith(
             "struct subsys_private.bus_notifier (drivers/base/base.h, "
             "blocking): called in atomic context (irqs-off, preempt-off) at "
-            "device_add+0x5d1/0xb60") for c in found), found)
-        # The atomic keyboard chain's callout in a sleep-in-atomic report.
+            "device_add+0x5d1/0xb60 (trace.log:32)") for c in found), found)
+        # The atomic keyboard chain's callout, of a module unloaded since,
+        # in a sleep-in-atomic report.
         self.assertTrue(any("kbd_cb_sleeper() is in the report" in c
                             for c in found), found)
-        # And the boot task's late registration, once another task ran.
-        self.assertTrue(any(c.startswith("reboot_notifier_list (kernel/"
-                                         "notifier.c, blocking): "
-                                         "registration in atomic context")
-                            for c in found), found)
-        self.assertEqual(len(found), 3, found)
-        self.assertEqual(rec["unidentified"][0]["callers"], ["mystery_fn"])
-        self.assertEqual(result["coverage"]["seen"], 4)
+        # The boot task's registrations once the init task was forked.
+        for line in (20, 34):
+            self.assertTrue(any("registration in atomic context (irqs-off,"
+                                " preempt-off) at" in c and
+                                f"(trace.log:{line})" in c
+                                for c in found), found)
+        self.assertEqual(len(found), 4, found)
+        self.assertIn(["mystery_fn"], [u["callers"]
+                                       for u in rec["unidentified"]])
+        self.assertEqual(result["coverage"]["seen"], 7)
+
+    def test_every_atomic_context_contradicts_a_blocking_call(self):
+        flags = {"nmi": "..z..", "hardirq": "..h..", "softirq": "..s..",
+                 "irqs-off": "d....", "bh-off": "b....",
+                 "preempt-off": "...1."}
+        self.assertEqual(set(flags), set(ftrace.ATOMIC_CONTEXTS))
+        for ctx, flag in flags.items():
+            trace = [line.replace("[001] .....    12.000001",
+                                  f"[001] {flag}    12.000001")
+                     for line in port()]
+            _, result = analyse(trace=trace)
+            self.assertTrue(any(c.startswith("module_notify_list (kernel/"
+                                             "module/main.c, blocking): "
+                                             f"called in atomic context "
+                                             f"({ctx})")
+                                for c in result["contradictions"]),
+                            (ctx, result["contradictions"]))
 
     def test_the_same_calls_are_no_contradiction_on_atomic_chains(self):
         classes = dict(CLASSES)
         classes[("struct subsys_private.bus_notifier",
                  "drivers/base/base.h")] = "atomic"
-        _, result = runtime.analyse(
-            [line for line in lines() if "kbd_cb_sleeper+" not in line
-             and "late_fn" not in line], DETAILS, classes)
+        _, result = analyse(
+            [line for line in lines() if "kbd_cb_sleeper+" not in line],
+            [line for line in port() if "late_fn" not in line
+             and "idle_cb" not in line], classes)
         self.assertEqual(result["contradictions"], [])
 
     def test_a_writer_in_atomic_context_is_a_contradiction(self):
-        bad = [line.replace("[001] .....    12.100000",
-                            "[001] d.h1.    12.100000") for line in lines()]
-        _, result = runtime.analyse(bad, DETAILS, CLASSES)
-        self.assertTrue(any("registration in atomic context (hardirq, irqs-off, preempt-off)" in c
-                            for c in result["contradictions"]))
+        for chain, cls in (("struct subsys_private.bus_notifier", "blocking"),
+                           ("struct subsys_private.bus_notifier", "atomic")):
+            classes = dict(CLASSES)
+            classes[(chain, "drivers/base/base.h")] = cls
+            bad = [line.replace("[001] .....    12.100000",
+                                "[001] d.h1.    12.100000")
+                   for line in port()]
+            _, result = analyse(trace=bad, classes=classes)
+            self.assertTrue(any(
+                c.startswith(f"{chain} (drivers/base/base.h, {cls}): "
+                             "registration in atomic context (hardirq, "
+                             "irqs-off, preempt-off)")
+                for c in result["contradictions"]), (cls, result))
 
     def test_steps_say_what_they_meant_and_reached(self):
-        _, result = runtime.analyse(lines(), DETAILS, CLASSES)
+        _, result = analyse()
         steps = {s["step"]: s for s in result["steps"]}
         self.assertEqual(steps["modules"]["reached"], ["module_notify_list"])
         self.assertEqual(steps["modules"]["unknown"], ["pm_chain_head"])
         self.assertEqual(steps["keyboard"]["status"], "failed: status 1")
         self.assertEqual(steps["poweroff"]["reached"],
                          ["reboot_notifier_list"])
+        # What ran at boot, outside the step's markers, is not reached by
+        # it.
+        outside = [line for line in port() if "step modules" not in line
+                   and "modprobe-80" not in line]
+        _, result = analyse(trace=outside)
+        steps = {s["step"]: s for s in result["steps"]}
+        self.assertEqual(steps["modules"]["reached"], [])
 
     def test_the_misclassification_mutant_is_caught(self):
-        m = runtime.mutant(lines(), DETAILS, CLASSES)
+        m = runtime.mutant(lines(), DETAILS, CLASSES, trace_port=port())
         self.assertEqual(m["chain"], "keyboard_notifier_list")
         self.assertTrue(m["caught_by"])
         self.assertIn("called in atomic context", m["caught_by"][0])
 
     def test_the_audit_adds_what_ran(self):
-        rec, _ = runtime.analyse(lines(), DETAILS, CLASSES)
+        rec, _ = analyse()
         bus = next(c for c in rec["chains"]
                    if c["chain"].endswith("bus_notifier"))
         said = runtime.observations(bus)
         self.assertIn("seen called 1 times in irqs-off context, e.g. at "
-                      "device_add+0x5d1/0xb60 (console.log:25), in the "
+                      "device_add+0x5d1/0xb60 (trace.log:32), in the "
                       "integration boot", said)
         report = {"details": [
             {"chain": bus["chain"], "defined": "drivers/base/base.h:49",
@@ -195,24 +333,44 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual(report["runtime"]["only_dynamic"], [bus["chain"]])
         self.assertTrue(report["details"][1]["runtime"])
 
-    def test_an_overflowed_buffer_is_a_harness_error(self):
-        bad = [line.replace("# tracer: nop", "# entries-in-buffer/entries-"
-                            "written: 10/15   #P:2") for line in lines()]
-        _, boot = runtime.analyse(bad, DETAILS, CLASSES)
-        self.assertEqual(boot["trace_lost"], 5)
-        result = {"boots": {"series": boot}, "seen_differs": {},
-                  "mutant": runtime.mutant(bad, DETAILS, CLASSES)}
-        self.assertIn("series: the trace buffer overflowed: 5 events lost",
-                      runtime.verdict(result)[1])
+    def test_what_the_trace_cannot_tell_is_a_harness_error(self):
+        cases = {
+            "the trace buffer overflowed: 5 events lost":
+                [line.replace("24/24", "19/24") for line in port()],
+            "the trace has no entries-in-buffer line":
+                [line for line in port() if "entries-in" not in line],
+            "trace.log:23: a notifier event that does not read":
+                [line.replace("modprobe-80       [001] .....    12.000001: "
+                              "notifier_call", "modprobe-80       [001] "
+                              ".....    12.00[  16.1] hrtimer: x"
+                              "0001: notifier_call") for line in port()],
+            "no task_newtask event of the init task":
+                [line for line in port() if "task_newtask" not in line],
+            "the workload did not print the whole trace buffer":
+                [line for line in port() if "trace ends" not in line],
+        }
+        for reason, trace in cases.items():
+            _, boot = analyse(trace=trace)
+            outcome, reasons = boot_verdict(boot)
+            self.assertEqual(outcome, "harness-error")
+            self.assertTrue(any(reason in r for r in reasons),
+                            (reason, reasons))
+        _, boot = analyse(console=[line for line in lines()
+                                   if "power-off events" not in line])
+        self.assertIn("series: the power-off events were not printed "
+                      "(tools/runtime-module)", boot_verdict(boot)[1])
 
     def test_verdicts(self):
-        _, boot = runtime.analyse(lines(), DETAILS, CLASSES)
+        _, boot = analyse()
         result = {"boots": {"core": boot, "series": boot},
                   "seen_differs": {"core": [], "series": ["x"]},
-                  "mutant": runtime.mutant(lines(), DETAILS, CLASSES)}
+                  "mutant": runtime.mutant(lines(), DETAILS, CLASSES,
+                                           trace_port=port())}
         outcome, reasons = runtime.verdict(result)
         self.assertEqual(outcome, "harness-error")     # pm_chain_head
         self.assertIn("chains seen only on the series tree: x", reasons)
+        self.assertIn("core: step keyboard failed: status 1: what it meant "
+                      "was not exercised", reasons)
         self.assertTrue(any("console.log:" in r and "BUG: sleeping" in r
                             for r in reasons))
         self.assertTrue(any("called in atomic context" in r
@@ -230,7 +388,8 @@ class RecordedBootTest(unittest.TestCase):
 
     def setUp(self):
         boot = runtime.last_boot("6.1", os.path.join(FIXTURES, "no-out"))
-        self.lines, self.details, _ = boot
+        self.lines, self.details = boot.console, boot.details
+        self.assertIsNone(boot.trace_port)
         self.classes = runtime.yaml_classes("6.1")
 
     def test_no_contradiction_and_the_chains_that_ran(self):

@@ -1,11 +1,13 @@
-"""The notifier events of a console log: the trace buffer that the runtime
-test's workload prints (ftrace's text format, with the context flags of
-each event), and the one that the kernel prints with ftrace_dump() as it
-powers off (the same lines after printk's timestamp)."""
+"""The notifier events of a boot: the trace buffer that the runtime test's
+workload prints (ftrace's text format, with the context flags of each
+event) on the trace port (or, in older recordings, on the console), and
+the one that the kernel prints with ftrace_dump() as it powers off (the
+same lines after printk's timestamp, on the console)."""
 
+import bisect
 import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # "    modprobe-85   [001] d..1.   12.345678: notifier_call: chain=..."
 # The flags are irqs-off/BH-disabled, need-resched, hardirq/softirq,
@@ -18,7 +20,11 @@ TRACE_LINE = re.compile(
     r"(?:\[(?P<cpu>\d+)\]\s+(?P<flags>[^\s]{4,5})\s+(?P<time>\d+\.\d+):"
     r"|(?P<lcpu>\d+)(?P<lflags>[^\s\d][^\s]{3,4})\s+(?P<ltime>\d+)us"
     r"[ !#$@*+]?\s*:)"
-    r"\s+(?P<event>notifier_\w+):\s+(?P<fields>.*)$")
+    r"\s+(?P<event>\w+):\s+(?P<fields>.*)$")
+# A line that names one of our events: one that TRACE_LINE or FIELDS
+# cannot read (say, cut by a console message) is a harness error, not a
+# line to skip.
+NAMES_EVENT = re.compile(r":\s+notifier_\w+:\s")
 # "# entries-in-buffer/entries-written: 1101/1101   #P:2": fewer kept
 # than written means the buffer overflowed.
 ENTRIES = re.compile(r"entries-in-buffer/entries-written: (?P<kept>\d+)/"
@@ -30,13 +36,28 @@ FIELDS = re.compile(rf"^chain=(?P<chain>{SYMBOL})(?: cb=(?P<cb>{SYMBOL}))?"
                     rf"(?: val=(?P<val>\d+))?(?: caller=(?P<caller>.+))?$")
 EVENTS = ("notifier_register", "notifier_unregister", "notifier_call",
           "notifier_run")
+# The first fork, rest_init() creating the init task (pid 1): the end of
+# start_kernel(), so of the boot task's early boot.  The workload turns
+# the event off as it starts.
+BOOT_ENDS = "task_newtask"
+# The workload's trace_marker writes around each step.
+MARKER = "tracing_mark_write"
+STEP_MARK = re.compile(r"^runtime: step (?P<step>\S+) (?P<edge>begins|ends)$")
+# The workload's copy of a module's /proc/kallsyms lines before it is
+# unloaded: the trace prints that module's addresses raw once it is gone.
+KALLSYMS = re.compile(r"runtime: kallsyms (?P<addr>[0-9a-f]+) \w "
+                      r"(?P<name>\S+)\s+\[(?P<module>[^]]+)\]")
+ADDRESS = re.compile(r"^0x(?P<addr>[0-9a-f]+)$")
 # Contexts, from the flags; "process" when none applies.
 ATOMIC_CONTEXTS = ("nmi", "hardirq", "softirq", "irqs-off", "bh-off",
                    "preempt-off")
-# The boot task in start_kernel(), on CPU 0 before any other task ran:
-# interrupts or preemption are off there, and the core patch lets it
-# write chains (system_state is SYSTEM_BOOTING), as might_sleep() does.
+# The boot task in start_kernel(), on CPU 0 before rest_init() forks the
+# init task: interrupts or preemption are off there, and the core patch
+# lets it write chains (system_state is SYSTEM_BOOTING), as might_sleep()
+# does.
 EARLY_BOOT = "early-boot"
+# The power-off dump's events, in no step of the trace.
+POWER_OFF_STEP = "poweroff"
 
 
 @dataclass(frozen=True)
@@ -48,7 +69,9 @@ class Event:
     contexts: tuple     # of ATOMIC_CONTEXTS, ("process",) or
                         # (EARLY_BOOT,)
     task: str
-    line: int           # in the console log
+    line: int           # in its file
+    where: str = ""     # "file:line"
+    step: str = ""      # the workload's step it happened in, or ""
 
     @property
     def atomic(self):
@@ -58,6 +81,17 @@ class Event:
     def function(self):
         """The caller's function name, without offset and module."""
         return function_of(self.caller)
+
+
+@dataclass
+class Trace:
+    """What parse() read."""
+    events: list = field(default_factory=list)
+    complete: bool = False      # the trace's begin and end markers seen
+    header: bool = False        # its entries-in-buffer line seen
+    lost: int = 0               # entries written but not kept
+    unparsed: list = field(default_factory=list)    # "file:line"
+    boot_ends: str = None       # "file:line" of BOOT_ENDS, if seen
 
 
 def function_of(symbol):
@@ -86,45 +120,121 @@ def contexts(flags):
     return tuple(found) or ("process",)
 
 
-def _event(m, number, flags):
-    """The Event of a matched line, or None for another event's."""
+class Symbols:
+    """Modules' symbols that the workload copied before unloading them,
+    to name the addresses the trace prints raw."""
+
+    def __init__(self):
+        self.table = []     # sorted (address, name, module)
+
+    def add(self, m):
+        bisect.insort(self.table, (int(m["addr"], 16), m["name"],
+                                   m["module"]))
+
+    def name(self, token, offset):
+        """`token` named as %pS (offset) or %ps would have, when it is a
+        raw address inside a copied module; else `token`."""
+        m = ADDRESS.match(token)
+        if not m or not self.table:
+            return token
+        addr = int(m["addr"], 16)
+        i = bisect.bisect_right(self.table, (addr, "\xff", "")) - 1
+        if i < 0:
+            return token
+        start, name, module = self.table[i]
+        # Past a module's last symbol, the address may be another's.
+        if addr - start > 0x1000 and all(
+                mod != module for _, _, mod in self.table[i + 1:]):
+            return token
+        return (f"{name}+{addr - start:#x} [{module}]" if offset
+                else f"{name} [{module}]")
+
+
+def _event(m, where, number, flags, step):
+    """The Event of a matched line of EVENTS, or None when its fields do
+    not read."""
     fields = FIELDS.match(m.group("fields").strip())
-    if not fields or m.group("event") not in EVENTS:
+    if not fields:
         return None
     return Event(m.group("event"), fields.group("chain"),
                  fields.group("cb") or "", fields.group("caller") or "",
-                 contexts(flags), m.group("task").strip(), number)
+                 contexts(flags), m.group("task").strip(), number, where,
+                 step)
 
 
-def parse(lines, begin="runtime: trace begins", end="runtime: trace ends",
-          dump_after="runtime: step poweroff"):
-    """The events of a console log, as a list of Event: the trace buffer's
-    between `begin` and `end`, and those of the power-off path, which the
-    kernel dumps after `dump_after` (the workload empties the buffer
-    before).  Also returns whether the buffer's dump was complete (both
-    markers seen)."""
-    events = []
-    state = "before"
-    complete = False
-    others = False      # whether a task but the boot task had an event
-    for number, line in enumerate(lines, 1):
+def _section(lines, source, trace, state):
+    """Reads one part of a trace, appending to `trace`: `state` carries
+    the step and whether the boot task's early boot is over."""
+    for number, text in lines:
+        where = f"{source}:{number}"
+        sizes = ENTRIES.search(text)
+        if sizes:
+            trace.header = True
+            trace.lost += int(sizes["written"]) - int(sizes["kept"])
+            continue
+        m = TRACE_LINE.match(text)
+        if m and m["event"] == BOOT_ENDS:
+            if trace.boot_ends is None:
+                trace.boot_ends, state["early"] = where, False
+            continue
+        if m and m["event"] == MARKER:
+            mark = STEP_MARK.match(m["fields"].strip())
+            if mark:
+                state["step"] = mark["step"] if mark["edge"] == "begins" \
+                    else ""
+            continue
+        e = m and m["event"] in EVENTS and _event(
+            m, where, number, m["flags"] or m["lflags"], state["step"])
+        if not e:
+            if NAMES_EVENT.search(text):
+                trace.unparsed.append(where)
+            continue
+        if m["pid"] != "0":
+            state["early"] = False
+        elif state["early"] and int(m["cpu"] or m["lcpu"]) == 0 and \
+                not set(e.contexts) & {"nmi", "hardirq", "softirq"}:
+            e = dataclasses.replace(e, contexts=(EARLY_BOOT,))
+        trace.events.append(e)
+
+
+def parse(console, trace_port=None, begin="runtime: trace begins",
+          end="runtime: trace ends", dump_after="runtime: step poweroff"):
+    """The Trace of a boot: the trace buffer's events between `begin` and
+    `end` on `trace_port` (the lines of the trace port's log, named
+    trace.log; when None, on the console, as the first recordings had
+    it), and those of the power-off path, which the kernel dumps on the
+    console after `dump_after` (the workload empties the buffer before).
+    Events take their module symbols from the workload's kallsyms lines
+    on either."""
+    trace = Trace()
+    symbols = Symbols()
+    for line in list(console) + list(trace_port or ()):
+        m = KALLSYMS.search(line)
+        if m:
+            symbols.add(m)
+    source = console if trace_port is None else trace_port
+    name = "console.log" if trace_port is None else "trace.log"
+    inside, after, ended = [], None, 0
+    for number, line in enumerate(source, 1):
         text = line.rstrip("\r\n")
-        if state == "before" and text.strip() == begin:
-            state = "trace"
-        elif state == "trace" and text.strip() == end:
-            state, complete = "after", True
-        elif state == "after" and dump_after in text:
-            state = "dump"
-        elif state in ("trace", "dump"):
-            m = TRACE_LINE.match(text)
-            e = m and _event(m, number, m.group("flags") or m.group("lflags"))
-            if not e:
-                continue
-            if m.group("pid") != "0":
-                others = True
-            elif state == "trace" and not others and \
-                    int(m.group("cpu") or m.group("lcpu")) == 0 and \
-                    not set(e.contexts) & {"nmi", "hardirq", "softirq"}:
-                e = dataclasses.replace(e, contexts=(EARLY_BOOT,))
-            events.append(e)
-    return events, complete
+        if after is None and text.strip() == begin:
+            after = False
+        elif after is False and text.strip() == end:
+            trace.complete, after, ended = True, True, number
+        elif after is False:
+            inside.append((number, text))
+    state = {"step": "", "early": True}
+    _section(inside, name, trace, state)
+    dump, seen = [], False
+    for number, line in enumerate(console, 1):
+        if seen:
+            dump.append((number, line.rstrip("\r\n")))
+        elif dump_after in line and (trace_port is not None
+                                     or ended and number > ended):
+            seen = True
+    state = {"step": POWER_OFF_STEP, "early": False}
+    _section(dump, "console.log", trace, state)
+    trace.events = [dataclasses.replace(
+        e, chain=symbols.name(e.chain, False), cb=symbols.name(e.cb, False),
+        caller=symbols.name(e.caller, True)) for e in trace.events]
+    return trace

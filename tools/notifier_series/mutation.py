@@ -62,9 +62,10 @@ def runtime_mutant(kver, out):
         return {"mutant": name, "caught": False, "outcome": None,
                 "boot_seconds": None,
                 "caught_by": {"a runtime boot to analyse": None}}
-    lines, details, where = boot
+    where = boot.source
     say(f"==> mutant {name}: on the runtime boot of {where}")
-    m = runtime.mutant(lines, details, runtime.yaml_classes(kver))
+    m = runtime.mutant(boot.console, boot.details, runtime.yaml_classes(kver),
+                       trace_port=boot.trace_port)
     what = (f"{m['chain']} ({m['defined']}) declared blocking" if m
             else "an atomic chain called in atomic context to flip")
     return {"mutant": name, "caught": bool(m and m["caught_by"]),

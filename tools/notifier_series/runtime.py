@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 
 from . import (arches, boottest, classification, console, ftrace, kconfig,
                output, patches, qemu, tree)
@@ -26,11 +27,16 @@ KVM_GUEST = os.path.join("kernel", "configs", "kvm_guest.config")
 FRAGMENTS = [arches.DEBUG_FRAGMENT, os.path.join(TOOLS, "runtime-test.config")]
 INIT = os.path.join(TOOLS, "runtime-init")
 BUSYBOX = "/bin/busybox"
+# The workload prints the trace buffer on the second serial port, which
+# QEMU writes to trace.log: on the console, the kernel's messages would
+# cut its lines.  The kernel passes the parameter to /init as $trace_port.
+TRACE_PORT = "/dev/ttyS1"
 # trace_buf_size is per CPU.  trace_clock=global from the start: the
 # kernel switches to it when it finds TCG's clocks unstable, and a switch
 # empties the buffer.
 APPEND = ("console=ttyS0 panic=-1 softlockup_panic=1 "
-          "trace_event=notifier:* trace_buf_size=16M trace_clock=global")
+          f"trace_event=notifier:*,task:{ftrace.BOOT_ENDS} trace_buf_size=16M "
+          f"trace_clock=global trace_port={TRACE_PORT}")
 # The module that prints the trace buffer when the machine powers off
 # (the power-off path's events have no task left to read them).
 MODULE = os.path.join(TOOLS, "runtime-module")
@@ -152,44 +158,43 @@ def compiled_in(detail, build_dir):
 
 
 def identify(events, details):
-    """{chain token: (chain, defined) key of the audit, or None}: a static
-    head by its symbol, a head inside a structure (an address) by the
-    functions that call the chain API on it, which the audit lists as the
-    chain's sites and callers; such a head is only ever a member chain
-    ("struct T.member", "var.member"): a static head prints as its
-    symbol.  (The caller is best effort: a wrapper that ends in a tail
-    call leaves its own caller in the event.)  An ambiguous token stays
-    None."""
+    """The (chain, defined file) key of the audit for each of `events`, or
+    None: event by event, as a heap address may hold one chain and later
+    another.  A static head prints as its symbol (a module's with
+    " [module]"), which names the chain when one chain of the audit has
+    that name, or when the event's caller is a site or caller of only one
+    of those that have it.  A head inside a structure prints as its
+    address, and is told by the event's caller: the chain API's caller,
+    which the audit lists among the sites and callers of a member chain
+    ("struct T.member", "var.member").  (The caller is best effort: a
+    wrapper that ends in a tail call leaves its own caller in the event,
+    which the audit lists as the wrapper's caller.)  An event without a
+    caller (a callout run) belongs to the chain of the call or write of
+    the same task on the same head before it."""
     by_name = defaultdict(list)
     by_function = defaultdict(set)
     for key, d in details.items():
         by_name[d["chain"]].append(key)
-        if "." not in d["chain"]:
-            continue
         for s in d["sites"] + d["callers"]:
             by_function[s["in"]].add(key)
-    callers = defaultdict(Counter)
+    found, last = [], {}
     for e in events:
-        if e.caller:
-            callers[e.chain][e.function] += 1
-    found = {}
-    for token in {e.chain for e in events}:
-        named = by_name.get(token, [])
-        votes = Counter()
-        for function, count in callers[token].items():
-            for key in by_function.get(function, ()):
-                votes[key] += 1
+        address = e.chain.startswith("0x")
+        named = [] if address else by_name.get(e.chain.split(" ", 1)[0], [])
+        callers = by_function.get(e.function, set()) if e.caller else set()
+        if address:
+            callers = {k for k in callers if "." in k[0]}
         if len(named) == 1:
-            found[token] = named[0]
-        elif named:
-            best = [k for k in named if votes[k]]
-            found[token] = best[0] if len(best) == 1 else None
-        elif votes:
-            top = votes.most_common(2)
-            found[token] = (top[0][0] if len(top) == 1
-                            or top[0][1] > top[1][1] else None)
+            key = named[0]
+        elif not e.caller:
+            key = last.get((e.task, e.chain))
         else:
-            found[token] = None
+            best = [k for k in named if k in callers] if named \
+                else sorted(callers)
+            key = best[0] if len(best) == 1 else None
+        if e.caller:
+            last[(e.task, e.chain)] = key
+        found.append(key)
     return found
 
 
@@ -199,7 +204,7 @@ def _context_record(events):
     for e in events:
         for c in e.contexts:
             contexts[c] += 1
-            samples.setdefault(c, f"{e.caller} (console.log:{e.line})")
+            samples.setdefault(c, f"{e.caller} ({e.where})")
     return {"count": len(events), "contexts": dict(contexts),
             "samples": samples}
 
@@ -207,11 +212,9 @@ def _context_record(events):
 def record(events, details, classes, build_dir):
     """chains.json: per chain of the audit, what ran; the events of
     chains that could not be told apart under "unidentified"."""
-    ids = identify(events, details)
     by_key = defaultdict(list)
     unidentified = defaultdict(list)
-    for e in events:
-        key = ids.get(e.chain)
+    for e, key in zip(events, identify(events, details)):
         (by_key[key] if key else unidentified[e.chain]).append(e)
     chains = []
     for key, d in sorted(details.items()):
@@ -226,6 +229,7 @@ def record(events, details, classes, build_dir):
             "compiled_in": (True if mine else compiled_in(d, build_dir))
             if build_dir else None,
             "seen": bool(mine),
+            "steps": sorted({e.step for e in mine if e.step}),
             "heads": sorted({e.chain for e in mine}),
             "calls": _context_record(ops["notifier_call"]),
             "registrations": _context_record(ops["notifier_register"]),
@@ -236,7 +240,10 @@ def record(events, details, classes, build_dir):
             "unidentified": [
                 {"head": token, "events": len(evs),
                  "callers": sorted({e.function for e in evs if e.caller}),
-                 "callouts": sorted({e.cb for e in evs if e.cb})}
+                 "callouts": sorted({e.cb for e in evs if e.cb}),
+                 "atomic": sorted({f"{e.event} in "
+                                   f"{', '.join(e.contexts)} at {e.where}"
+                                   for e in evs if e.atomic})[:5]}
                 for token, evs in sorted(unidentified.items())]}
 
 
@@ -319,13 +326,13 @@ def steps(lines):
     return list(found.values())
 
 
-def analyse(lines, details, classes, build_dir=None):
-    """The record and verdict of one boot's console `lines`."""
-    events, complete = ftrace.parse(lines)
-    rec = record(events, details, classes, build_dir)
+def analyse(lines, details, classes, build_dir=None, trace_port=None):
+    """The record and verdict of one boot: its console `lines`, and the
+    lines of its trace port (None for the first recordings, whose trace
+    was on the console)."""
+    trace = ftrace.parse(lines, trace_port)
+    rec = record(trace.events, details, classes, build_dir)
     splats, _ = console.scan(lines)
-    sizes = [ftrace.ENTRIES.search(line) for line in lines]
-    lost = sum(int(m["written"]) - int(m["kept"]) for m in sizes if m)
     seen = {(c["chain"], c["defined"]) for c in rec["chains"] if c["seen"]}
     compiled = [c for c in rec["chains"] if c["compiled_in"]]
     unknown = sorted(c["chain"] for c in rec["chains"]
@@ -333,12 +340,15 @@ def analyse(lines, details, classes, build_dir=None):
     workload = steps(lines)
     names = {c["chain"] for c in rec["chains"]}
     for s in workload:
+        # What ran between the step's trace_marker writes, by any task.
         s["reached"] = sorted({c["chain"] for c in rec["chains"]
-                               if c["seen"] and c["chain"] in s["meant"]})
+                               if s["step"] in c["steps"]
+                               and c["chain"] in s["meant"]})
         s["unknown"] = sorted(set(s["meant"]) - names)
     result = {
-        "events": len(events), "trace_complete": complete,
-        "trace_lost": lost,
+        "events": len(trace.events), "trace_complete": trace.complete,
+        "trace_header": trace.header, "trace_lost": trace.lost,
+        "unparsed": trace.unparsed, "early_boot_ends": trace.boot_ends,
         "power_off_dump": any(POWER_OFF_DUMP in line for line in lines),
         "splats": splats, "steps": workload,
         "coverage": {"seen": len(seen),
@@ -353,6 +363,7 @@ def analyse(lines, details, classes, build_dir=None):
         # Headers' heads with no site in a .c file: whether they are built
         # could not be told, so they count neither way.
         "compiled_in_unknown": unknown,
+        "unidentified": len(rec["unidentified"]),
     }
     return rec, result
 
@@ -368,24 +379,45 @@ def trim(details):
              "callers": sites(d["callers"])} for d in details.values()]
 
 
+@dataclass
+class Boot:
+    """A runtime boot to analyse again: its console's lines, its trace
+    port's (None when the trace was on the console), the audit's chain
+    details it was read with, and where it comes from."""
+    console: list
+    trace_port: list
+    details: dict
+    source: str
+
+
+def _lines(path):
+    """The lines of a log, gzipped or not; None when it does not exist."""
+    for name, opener in ((path, open), (path + ".gz", gzip.open)):
+        if os.path.exists(name):
+            with opener(name, "rt", encoding="utf-8",
+                        errors="replace") as f:
+                return f.read().splitlines()
+    return None
+
+
 def last_boot(kver, out):
-    """(console lines, details, where they come from) of the last runtime
-    boot of `kver`: out/<kver>/runtime/ when it exists, else the boot
-    recorded in tests/fixtures/runtime/<kver>/; None when neither does."""
-    live = os.path.join(out, kver, "runtime", "console.log")
-    if os.path.exists(live) and os.path.exists(
-            os.path.join(out, kver, "audit.json")):
-        with open(live, encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines(), audit_details(kver, out), live
+    """The Boot of the last runtime test of `kver`: out/<kver>/runtime/
+    when it exists, else the boot recorded in
+    tests/fixtures/runtime/<kver>/; None when neither does."""
+    live = os.path.join(out, kver, "runtime")
+    if os.path.exists(os.path.join(live, "console.log")) and \
+            os.path.exists(os.path.join(out, kver, "audit.json")):
+        return Boot(_lines(os.path.join(live, "console.log")),
+                    _lines(os.path.join(live, "trace.log")),
+                    audit_details(kver, out), live)
     folder = os.path.join(RECORDED, kver)
     if not os.path.isdir(folder):
         return None
-    with gzip.open(os.path.join(folder, "console.log.gz"), "rt",
-                   encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
     details = {detail_key(d): d for d in output.read_json(
         os.path.join(folder, "details.json"))}
-    return lines, details, os.path.relpath(folder, tree.REPO)
+    return Boot(_lines(os.path.join(folder, "console.log")),
+                _lines(os.path.join(folder, "trace.log")), details,
+                os.path.relpath(folder, tree.REPO))
 
 
 def yaml_classes(kver):
@@ -399,7 +431,7 @@ def yaml_classes(kver):
 MUTANT_CHAIN = "keyboard_notifier_list"
 
 
-def mutant(lines, details, classes, chain=MUTANT_CHAIN):
+def mutant(lines, details, classes, chain=MUTANT_CHAIN, trace_port=None):
     """A misclassification the runtime test must catch: `chain`, which the
     workload reaches, declared blocking in a copy of the classification.
     Returns {"chain", "defined", "caught_by": the contradictions naming
@@ -409,7 +441,7 @@ def mutant(lines, details, classes, chain=MUTANT_CHAIN):
     if not key:
         return None
     flipped = {**classes, key: "blocking"}
-    _, result = analyse(lines, details, flipped)
+    _, result = analyse(lines, details, flipped, trace_port=trace_port)
     prefix = f"{key[0]} ({key[1]}, blocking)"
     return {"chain": key[0], "defined": key[1],
             "caught_by": [c for c in result["contradictions"]
@@ -425,7 +457,17 @@ def verdict(result):
             worse("timeout", f"{name}: {boot.get('killed')}")
         if not boot.get("trace_complete"):
             worse("harness-error", f"{name}: the workload did not print "
-                  "the whole trace buffer (console.log)")
+                  "the whole trace buffer (trace.log)")
+        elif not boot.get("trace_header"):
+            worse("harness-error", f"{name}: the trace has no entries-in-"
+                  "buffer line: whether events were lost cannot be told")
+        for where in boot.get("unparsed", [])[:10]:
+            worse("harness-error", f"{name}: {where}: a notifier event "
+                  "that does not read")
+        if boot.get("trace_complete") and not boot.get("early_boot_ends"):
+            worse("harness-error", f"{name}: no {ftrace.BOOT_ENDS} event "
+                  "of the init task in the trace: where the boot task's "
+                  "early boot ends cannot be told")
         if boot.get("trace_lost"):
             worse("harness-error", f"{name}: the trace buffer overflowed: "
                   f"{boot['trace_lost']} events lost")
@@ -443,6 +485,9 @@ def verdict(result):
                 worse("harness-error", f"{name}: step {s['step']} means "
                       f"chains the YAML does not have: "
                       f"{', '.join(s['unknown'])}")
+            if s["status"] != "done":
+                worse("harness-error", f"{name}: step {s['step']} "
+                      f"{s['status']}: what it meant was not exercised")
     m = result.get("mutant")
     if m is None:
         worse("test-failure", f"{MUTANT_CHAIN} is no atomic chain of the "
@@ -483,21 +528,22 @@ def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
         cpio = initramfs(build_dir, out_folder, log_path, checkout.path)
     shutil.copy(os.path.join(build_dir, ".config"),
                 os.path.join(out_folder, "config"))
-    cmd = (qemu.command(kernel, APPEND, arch=arch)
-           + ["-initrd", cpio] + NETWORK)
     console_log = os.path.join(out_folder, "console.log")
+    trace_log = os.path.join(out_folder, "trace.log")
+    base = qemu.command(kernel, APPEND, arch=arch) + [
+        "-serial", f"file:{trace_log}"]
+    cmd = base + ["-initrd", cpio] + NETWORK
     with Step(f"booting the {which} kernel with the workload "
               f"(-smp 2, TCG, {timeout}s limit)") as boot_step:
         rc, _, killed, _ = qemu.boot(
             cmd, console_log, timeout,
             lambda line: line.startswith("runtime: step")
             and say("    | " + line), restart_grace=10)
-    with open(console_log, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    rec, result = analyse(lines, details, classes, build_dir)
+    lines, port = _lines(console_log), _lines(trace_log) or []
+    rec, result = analyse(lines, details, classes, build_dir, port)
     output.write_json(os.path.join(out_folder, "chains.json"), rec)
     os.remove(cpio)
-    result["mutant"] = mutant(lines, details, classes)
+    result["mutant"] = mutant(lines, details, classes, trace_port=port)
     result.update({
         "commit": head, "build_seconds": round(build_step.seconds, 1),
         "boot_seconds": round(boot_step.seconds, 1),
@@ -505,8 +551,8 @@ def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
         "reproduce": {
             "build": f"make -C {checkout.path} O={build_dir} -j{jobs} "
                      f"{' '.join(arch.make_args())} {arch.target} modules",
-            "boot": " ".join(cmd[:-len(NETWORK) - 2]) + " -initrd "
-                    "<initramfs of tools/runtime-init> " + " ".join(NETWORK),
+            "boot": " ".join(base) + " -initrd <initramfs of "
+                    "tools/runtime-init> " + " ".join(NETWORK),
         }})
     return result, rec
 
@@ -564,6 +610,7 @@ def report(result, folder):
             f"events, {cov['seen']} chains of the YAML seen "
             f"({cov['seen_compiled_in']} of {cov['compiled_in']} compiled "
             f"in, {cov.get('compiled_in_unknown') or 0} not told), "
+            f"{boot.get('unidentified', 0)} heads not told apart, "
             f"{len(boot['contradictions'])} contradictions, "
             f"{sum(not s['expected'] for s in boot['splats'])} splats; "
             f"build {boot['build_seconds']}s, boot {boot['boot_seconds']}s")

@@ -5,6 +5,9 @@
  * notifier events of the power-off path, which no task lives to read,
  * reach the console with their context flags.  It runs first among the
  * power-off handlers, before the firmware's, and cannot be unloaded.
+ * ftrace_dump() turns tracing off for good: the handlers that run after
+ * this one (the firmware's, which powers the machine off and does not
+ * return) are not in the dump.
  */
 #include <linux/err.h>
 #include <linux/kernel.h>
