@@ -23,10 +23,10 @@ class BootEndTest(unittest.TestCase):
     def tearDown(self):
         os.unlink(self.log.name)
 
-    def boot(self, script, timeout=30, silence=30, grace=None):
+    def boot(self, script, timeout=30, silence=30, grace=None, activity=()):
         rc, seconds, killed, self.stopped = qemu.boot(
             fake(script), self.log.name, timeout, restart_grace=grace,
-            silence=silence)
+            silence=silence, activity=activity)
         with open(self.log.name) as f:
             return rc, seconds, killed, f.read()
 
@@ -60,6 +60,29 @@ class BootEndTest(unittest.TestCase):
         self.assertEqual((rc, killed, self.stopped), (0, None, True))
         self.assertLess(seconds, 10)
         self.assertIn("Unable to reboot", text)
+
+    def test_the_grace_waits_for_what_follows_the_shutdown(self):
+        # A power-off handler's dump after "Power down", for longer than
+        # the grace, then the last line.
+        script = ("print('reboot: Power down', flush=True)\n"
+                  "for i in range(4):\n"
+                  "    time.sleep(0.6); print('dump', i, flush=True)\n"
+                  "print('dump ends', flush=True); time.sleep(60)")
+        rc, _, killed, text = self.boot(script, grace=1)
+        self.assertEqual((rc, killed, self.stopped), (0, None, True))
+        self.assertIn("dump ends", text)
+
+    def test_another_port_s_output_is_no_silence(self):
+        with tempfile.TemporaryDirectory() as d:
+            port = os.path.join(d, "trace.log")
+            script = (f"print('printing', flush=True)\n"
+                      f"for i in range(8):\n"
+                      f"    open({port!r}, 'a').write('x'); time.sleep(0.5)\n"
+                      f"print('printed', flush=True)")
+            rc, _, killed, text = self.boot(script, silence=2,
+                                            activity=[port])
+        self.assertEqual((rc, killed), (0, None))
+        self.assertIn("printed", text)
 
     def test_without_a_grace_a_hung_restart_is_a_hang(self):
         rc, _, killed, _ = self.boot(

@@ -29,6 +29,15 @@ NAMES_EVENT = re.compile(r":\s+notifier_\w+:\s")
 # than written means the buffer overflowed.
 ENTRIES = re.compile(r"entries-in-buffer/entries-written: (?P<kept>\d+)/"
                      r"(?P<written>\d+)")
+# A reader that finds events overwritten says so in their place, in the
+# trace file and in ftrace_dump()'s output alike.
+LOST = re.compile(r"\[LOST (?P<lost>\d+) EVENTS\]")
+# ftrace_dump()'s frame (kernel/trace/trace.c): a header line, a line of
+# dashes, the events and a line of dashes, or "(ftrace buffer empty)"
+# in their place.
+DUMP_BEGINS = "Dumping ftrace buffer:"
+DUMP_RULE = re.compile(r"^(?:\[[^]]*\]\s)?-{10,}$")
+DUMP_EMPTY = "(ftrace buffer empty)"
 # The fields of each event; a symbol of a module (%ps, %pS) ends with
 # " [module]".
 SYMBOL = r"\S+(?: \[\S+\])?"
@@ -38,8 +47,10 @@ EVENTS = ("notifier_register", "notifier_unregister", "notifier_call",
           "notifier_run")
 # The first fork, rest_init() creating the init task (pid 1): the end of
 # start_kernel(), so of the boot task's early boot.  The workload turns
-# the event off as it starts.
+# the event off as it starts.  Its line: the boot task (pid 0) on CPU 0
+# forking pid 1.
 BOOT_ENDS = "task_newtask"
+BOOT_ENDS_FIELDS = re.compile(r"^pid=1\s")
 # The workload's trace_marker writes around each step.
 MARKER = "tracing_mark_write"
 STEP_MARK = re.compile(r"^runtime: step (?P<step>\S+) (?P<edge>begins|ends)$")
@@ -72,6 +83,8 @@ class Event:
     line: int           # in its file
     where: str = ""     # "file:line"
     step: str = ""      # the workload's step it happened in, or ""
+    pid: int = -1
+    cpu: int = -1
 
     @property
     def atomic(self):
@@ -92,6 +105,11 @@ class Trace:
     lost: int = 0               # entries written but not kept
     unparsed: list = field(default_factory=list)    # "file:line"
     boot_ends: str = None       # "file:line" of BOOT_ENDS, if seen
+    marked: set = field(default_factory=set)    # steps whose begin and
+                                                # end markers were seen
+    # The power-off dump: None when it did not begin, "complete" when
+    # its closing rule was seen, "empty" or "cut" (no closing rule).
+    dump: str = None
 
 
 def function_of(symbol):
@@ -120,6 +138,9 @@ def contexts(flags):
     return tuple(found) or ("process",)
 
 
+PAGE = 0x1000
+
+
 class Symbols:
     """Modules' symbols that the workload copied before unloading them,
     to name the addresses the trace prints raw."""
@@ -133,7 +154,12 @@ class Symbols:
 
     def name(self, token, offset):
         """`token` named as %pS (offset) or %ps would have, when it is a
-        raw address inside a copied module; else `token`."""
+        raw address inside a copied module; else `token`.  An address is
+        inside a module when the next symbol of the table is the same
+        module's, or when it is less than a page past the symbol before
+        it: past a module's last symbol, or in a gap between two of its
+        areas (text, data), the address may be another module's, or an
+        init symbol's that kallsyms no longer lists."""
         m = ADDRESS.match(token)
         if not m or not self.table:
             return token
@@ -142,15 +168,14 @@ class Symbols:
         if i < 0:
             return token
         start, name, module = self.table[i]
-        # Past a module's last symbol, the address may be another's.
-        if addr - start > 0x1000 and all(
-                mod != module for _, _, mod in self.table[i + 1:]):
+        following = self.table[i + 1][2] if i + 1 < len(self.table) else None
+        if addr - start >= PAGE and following != module:
             return token
         return (f"{name}+{addr - start:#x} [{module}]" if offset
                 else f"{name} [{module}]")
 
 
-def _event(m, where, number, flags, step):
+def _event(m, where, number, step):
     """The Event of a matched line of EVENTS, or None when its fields do
     not read."""
     fields = FIELDS.match(m.group("fields").strip())
@@ -158,13 +183,15 @@ def _event(m, where, number, flags, step):
         return None
     return Event(m.group("event"), fields.group("chain"),
                  fields.group("cb") or "", fields.group("caller") or "",
-                 contexts(flags), m.group("task").strip(), number, where,
-                 step)
+                 contexts(m["flags"] or m["lflags"]),
+                 m.group("task").strip(), number, where, step,
+                 int(m["pid"]), int(m["cpu"] or m["lcpu"]))
 
 
 def _section(lines, source, trace, state):
     """Reads one part of a trace, appending to `trace`: `state` carries
-    the step and whether the boot task's early boot is over."""
+    the step, whether the boot task's early boot is over and whether the
+    part may hold its end (the trace port's does, the dump does not)."""
     for number, text in lines:
         where = f"{source}:{number}"
         sizes = ENTRIES.search(text)
@@ -172,29 +199,58 @@ def _section(lines, source, trace, state):
             trace.header = True
             trace.lost += int(sizes["written"]) - int(sizes["kept"])
             continue
+        lost = LOST.search(text)
+        if lost:
+            trace.lost += int(lost["lost"])
+            continue
         m = TRACE_LINE.match(text)
         if m and m["event"] == BOOT_ENDS:
-            if trace.boot_ends is None:
+            if state["early"] and m["pid"] == "0" and \
+                    int(m["cpu"] or m["lcpu"]) == 0 and \
+                    BOOT_ENDS_FIELDS.match(m["fields"]):
                 trace.boot_ends, state["early"] = where, False
             continue
         if m and m["event"] == MARKER:
             mark = STEP_MARK.match(m["fields"].strip())
-            if mark:
-                state["step"] = mark["step"] if mark["edge"] == "begins" \
-                    else ""
+            if mark and mark["edge"] == "begins":
+                state["step"] = mark["step"]
+            elif mark:
+                if state["step"] == mark["step"]:
+                    trace.marked.add(mark["step"])
+                state["step"] = ""
             continue
-        e = m and m["event"] in EVENTS and _event(
-            m, where, number, m["flags"] or m["lflags"], state["step"])
+        e = m and m["event"] in EVENTS and _event(m, where, number,
+                                                  state["step"])
         if not e:
             if NAMES_EVENT.search(text):
                 trace.unparsed.append(where)
             continue
-        if m["pid"] != "0":
+        if e.pid != 0:
             state["early"] = False
-        elif state["early"] and int(m["cpu"] or m["lcpu"]) == 0 and \
+        elif state["early"] and e.cpu == 0 and \
                 not set(e.contexts) & {"nmi", "hardirq", "softirq"}:
             e = dataclasses.replace(e, contexts=(EARLY_BOOT,))
         trace.events.append(e)
+
+
+def _dump(console, after):
+    """The numbered lines of ftrace_dump()'s output on the console past
+    line `after`, and whether it was "complete", "empty" or "cut" (None
+    when it did not begin)."""
+    begun, rules, found = False, 0, []
+    for number, line in enumerate(console[after:], after + 1):
+        text = line.rstrip("\r\n")
+        if not begun:
+            begun = DUMP_BEGINS in text
+        elif DUMP_RULE.match(text):
+            rules += 1
+            if rules == 2:
+                return found, "complete"
+        elif DUMP_EMPTY in text:
+            return found, "empty"
+        else:
+            found.append((number, text))
+    return found, "cut" if begun else None
 
 
 def parse(console, trace_port=None, begin="runtime: trace begins",
@@ -225,15 +281,14 @@ def parse(console, trace_port=None, begin="runtime: trace begins",
             inside.append((number, text))
     state = {"step": "", "early": True}
     _section(inside, name, trace, state)
-    dump, seen = [], False
-    for number, line in enumerate(console, 1):
-        if seen:
-            dump.append((number, line.rstrip("\r\n")))
-        elif dump_after in line and (trace_port is not None
-                                     or ended and number > ended):
-            seen = True
-    state = {"step": POWER_OFF_STEP, "early": False}
-    _section(dump, "console.log", trace, state)
+    after = next((number for number, line in enumerate(console, 1)
+                  if dump_after in line and (trace_port is not None
+                                             or ended and number > ended)),
+                 None)
+    if after is not None:
+        dump, trace.dump = _dump(console, after)
+        _section(dump, "console.log", trace,
+                 {"step": POWER_OFF_STEP, "early": False})
     trace.events = [dataclasses.replace(
         e, chain=symbols.name(e.chain, False), cb=symbols.name(e.cb, False),
         caller=symbols.name(e.caller, True)) for e in trace.events]

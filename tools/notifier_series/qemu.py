@@ -1,5 +1,6 @@
 """Booting a kernel in QEMU under TCG, as kunit.py does."""
 
+import os
 import re
 import subprocess
 import threading
@@ -32,15 +33,22 @@ def command(kernel, append, accel=MULTI, cpus=2, arch=None):
             + ["-kernel", kernel, "-append", append])
 
 
+def _sizes(paths):
+    return [os.path.getsize(p) if os.path.exists(p) else 0 for p in paths]
+
+
 def boot(cmd, console_log, timeout, on_line=None, restart_grace=None,
-         silence=SILENCE):
+         silence=SILENCE, activity=()):
     """Runs `cmd`, copying the console to `console_log` and each line to
     `on_line`.  Kills QEMU after `timeout` seconds, or once the console
-    has been silent for `silence` seconds; with `restart_grace`, stops it
-    that many seconds after the kernel said it restarts or powers off,
-    as if QEMU had exited with 0.  Returns (exit status, or None when QEMU
-    was killed, seconds, why it was killed or None, whether it was stopped
-    after the kernel's restart)."""
+    and the files of `activity` (other serial ports' logs) have been
+    silent for `silence` seconds; with `restart_grace`, stops it once
+    the console has been silent for that many seconds after the kernel
+    said it restarts or powers off (what the kernel prints then, a
+    power-off handler's, is waited for), as if QEMU had exited with 0.
+    Returns (exit status, or None when QEMU was killed, seconds, why it
+    was killed or None, whether it was stopped after the kernel's
+    restart)."""
     start = time.monotonic()
     last = [start]
     down = [None]       # when the kernel said it shuts down
@@ -62,14 +70,17 @@ def boot(cmd, console_log, timeout, on_line=None, restart_grace=None,
         reader = threading.Thread(target=copy, daemon=True)
         reader.start()
         killed, stopped = None, False
+        sizes = _sizes(activity)
         while True:
             try:
                 rc = proc.wait(timeout=1)
                 break
             except subprocess.TimeoutExpired:
                 now = time.monotonic()
+                if _sizes(activity) != sizes:
+                    sizes, last[0] = _sizes(activity), now
                 if restart_grace is not None and down[0] is not None and \
-                        now - down[0] >= restart_grace:
+                        now - max(down[0], last[0]) >= restart_grace:
                     proc.kill()
                     proc.wait()
                     rc, stopped = 0, True

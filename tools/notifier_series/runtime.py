@@ -157,20 +157,25 @@ def compiled_in(detail, build_dir):
                for f in files)
 
 
-def identify(events, details):
-    """The (chain, defined file) key of the audit for each of `events`, or
-    None: event by event, as a heap address may hold one chain and later
-    another.  A static head prints as its symbol (a module's with
-    " [module]"), which names the chain when one chain of the audit has
-    that name, or when the event's caller is a site or caller of only one
-    of those that have it.  A head inside a structure prints as its
-    address, and is told by the event's caller: the chain API's caller,
-    which the audit lists among the sites and callers of a member chain
-    ("struct T.member", "var.member").  (The caller is best effort: a
-    wrapper that ends in a tail call leaves its own caller in the event,
-    which the audit lists as the wrapper's caller.)  An event without a
-    caller (a callout run) belongs to the chain of the call or write of
-    the same task on the same head before it."""
+def candidates(events, details):
+    """The keys of the audit, (chain, defined file), that each of `events`
+    may belong to, best first: a list per event, which identify() narrows
+    to one.  Event by event, as a heap address may hold one chain and
+    later another.
+
+    A static head prints as its symbol (a module's with " [module]"):
+    the chains of the audit of that name, narrowed to those whose sites
+    or callers hold the event's caller when there are several.  A head
+    inside a structure prints as its address, or as the symbol of the
+    static structure that holds it (%ps drops the offset: init_net for
+    init_net's netdev chain): the member chains of the audit ("struct
+    T.member", "var.member") whose sites or callers hold the event's
+    caller, those of that symbol ("init_net.member") first.  (The caller
+    is best effort: a wrapper that ends in a tail call leaves its own
+    caller in the event, which the audit lists as the wrapper's caller.)
+    An event without a caller (a callout run) belongs to the chain of the
+    call or write before it on the same head by the same task (pid, and
+    CPU for the idle tasks, which all have pid 0)."""
     by_name = defaultdict(list)
     by_function = defaultdict(set)
     for key, d in details.items():
@@ -179,23 +184,32 @@ def identify(events, details):
             by_function[s["in"]].add(key)
     found, last = [], {}
     for e in events:
-        address = e.chain.startswith("0x")
-        named = [] if address else by_name.get(e.chain.split(" ", 1)[0], [])
+        symbol = "" if e.chain.startswith("0x") else e.chain.split(" ", 1)[0]
+        named = by_name.get(symbol, [])
         callers = by_function.get(e.function, set()) if e.caller else set()
-        if address:
-            callers = {k for k in callers if "." in k[0]}
+        task = (e.pid, e.cpu if e.pid == 0 else None, e.chain)
         if len(named) == 1:
-            key = named[0]
+            keys = named
         elif not e.caller:
-            key = last.get((e.task, e.chain))
+            keys = last.get(task, [])
+        elif named:
+            keys = [k for k in named if k in callers]
         else:
-            best = [k for k in named if k in callers] if named \
-                else sorted(callers)
-            key = best[0] if len(best) == 1 else None
+            members = sorted(k for k in callers if "." in k[0])
+            keys = [k for k in members if k[0].startswith(symbol + ".")] \
+                if symbol else []
+            keys = keys or members
         if e.caller:
-            last[(e.task, e.chain)] = key
-        found.append(key)
+            last[task] = keys
+        found.append(keys)
     return found
+
+
+def identify(events, details):
+    """The key of the audit for each of `events`: its only candidate, or
+    None."""
+    return [keys[0] if len(keys) == 1 else None
+            for keys in candidates(events, details)]
 
 
 def _context_record(events):
@@ -211,11 +225,17 @@ def _context_record(events):
 
 def record(events, details, classes, build_dir):
     """chains.json: per chain of the audit, what ran; the events of
-    chains that could not be told apart under "unidentified"."""
+    chains that could not be told apart under "unidentified", with the
+    chains they may be."""
     by_key = defaultdict(list)
     unidentified = defaultdict(list)
-    for e, key in zip(events, identify(events, details)):
-        (by_key[key] if key else unidentified[e.chain]).append(e)
+    maybe = defaultdict(set)
+    for e, keys in zip(events, candidates(events, details)):
+        if len(keys) == 1:
+            by_key[keys[0]].append(e)
+        else:
+            unidentified[e.chain].append(e)
+            maybe[e.chain].update(keys)
     chains = []
     for key, d in sorted(details.items()):
         mine = by_key.get(key, [])
@@ -241,6 +261,10 @@ def record(events, details, classes, build_dir):
                 {"head": token, "events": len(evs),
                  "callers": sorted({e.function for e in evs if e.caller}),
                  "callouts": sorted({e.cb for e in evs if e.cb}),
+                 "candidates": [{"chain": k[0], "defined": k[1],
+                                 "class": classes.get(k, details[k].get(
+                                     "class"))}
+                                for k in sorted(maybe[token])],
                  "atomic": sorted({f"{e.event} in "
                                    f"{', '.join(e.contexts)} at {e.where}"
                                    for e in evs if e.atomic})[:5]}
@@ -273,11 +297,20 @@ def load_observations(kver, out):
             for c in output.read_json(path)["chains"] if c["seen"]}
 
 
-def contradictions(chains, splats, lines):
+def contradictions(chains, splats, lines, unidentified=()):
     """What the observed contexts say against the YAML: a blocking chain
     called in atomic context, a writer in atomic context, an atomic
-    chain's callout in a splat's report (it slept, or worse)."""
+    chain's callout in a splat's report (it slept, or worse); and a head
+    not told apart whose every candidate is blocking, seen in atomic
+    context (whichever chain it is, the YAML is wrong)."""
     found = []
+    for u in unidentified:
+        classes = {c["class"] for c in u["candidates"]}
+        if u["atomic"] and classes == {"blocking"}:
+            found.append(f"{u['head']} (not told apart from "
+                         + ", ".join(f"{c['chain']} ({c['defined']})"
+                                     for c in u["candidates"])
+                         + f", all blocking): {u['atomic'][0]}")
     for c in chains:
         name = f"{c['chain']} ({c['defined']}, {c['class']})"
         ops = ["calls"] if c["class"] == "blocking" else []
@@ -307,8 +340,9 @@ def contradictions(chains, splats, lines):
     return found
 
 
-def steps(lines):
-    """The workload's steps: [{"step", "meant", "status"}]."""
+def steps(lines, power_off_dump=False):
+    """The workload's steps: [{"step", "meant", "status"}].  The power-off
+    step has no end to print: it is done when the power-off dump was."""
     found = {}
     for line in lines:
         m = STEP.search(line)
@@ -323,6 +357,8 @@ def steps(lines):
         elif name in found:
             found[name]["status"] = ("done" if m.group(2) == "done"
                                      else "failed: " + m.group(4))
+    if power_off_dump and ftrace.POWER_OFF_STEP in found:
+        found[ftrace.POWER_OFF_STEP]["status"] = "done"
     return list(found.values())
 
 
@@ -337,10 +373,17 @@ def analyse(lines, details, classes, build_dir=None, trace_port=None):
     compiled = [c for c in rec["chains"] if c["compiled_in"]]
     unknown = sorted(c["chain"] for c in rec["chains"]
                      if build_dir and c["compiled_in"] is None)
-    workload = steps(lines)
+    # The dump that counts is the power-off module's.
+    dump = trace.dump if any(POWER_OFF_DUMP in line for line in lines) \
+        else None
+    dumped = dump == "complete"
+    workload = steps(lines, dumped)
     names = {c["chain"] for c in rec["chains"]}
     for s in workload:
-        # What ran between the step's trace_marker writes, by any task.
+        # What ran between the step's trace_marker writes, by any task
+        # (the power-off step: what the dump holds).
+        s["marked"] = s["step"] in trace.marked or \
+            s["step"] == ftrace.POWER_OFF_STEP
         s["reached"] = sorted({c["chain"] for c in rec["chains"]
                                if s["step"] in c["steps"]
                                and c["chain"] in s["meant"]})
@@ -349,7 +392,7 @@ def analyse(lines, details, classes, build_dir=None, trace_port=None):
         "events": len(trace.events), "trace_complete": trace.complete,
         "trace_header": trace.header, "trace_lost": trace.lost,
         "unparsed": trace.unparsed, "early_boot_ends": trace.boot_ends,
-        "power_off_dump": any(POWER_OFF_DUMP in line for line in lines),
+        "power_off_dump": dumped, "dump": dump,
         "splats": splats, "steps": workload,
         "coverage": {"seen": len(seen),
                      "compiled_in": len(compiled) if build_dir else None,
@@ -357,7 +400,8 @@ def analyse(lines, details, classes, build_dir=None, trace_port=None):
                      "compiled_in_unknown": len(unknown) if build_dir
                      else None,
                      "yaml_chains": len(rec["chains"])},
-        "contradictions": contradictions(rec["chains"], splats, lines),
+        "contradictions": contradictions(rec["chains"], splats, lines,
+                                         rec["unidentified"]),
         "compiled_in_not_seen": sorted(c["chain"] for c in compiled
                                        if not c["seen"]),
         # Headers' heads with no site in a .c file: whether they are built
@@ -461,9 +505,13 @@ def verdict(result):
         elif not boot.get("trace_header"):
             worse("harness-error", f"{name}: the trace has no entries-in-"
                   "buffer line: whether events were lost cannot be told")
-        for where in boot.get("unparsed", [])[:10]:
+        unparsed = boot.get("unparsed", [])
+        for where in unparsed[:10]:
             worse("harness-error", f"{name}: {where}: a notifier event "
                   "that does not read")
+        if len(unparsed) > 10:
+            worse("harness-error", f"{name}: and {len(unparsed) - 10} more "
+                  "notifier events that do not read")
         if boot.get("trace_complete") and not boot.get("early_boot_ends"):
             worse("harness-error", f"{name}: no {ftrace.BOOT_ENDS} event "
                   "of the init task in the trace: where the boot task's "
@@ -473,7 +521,8 @@ def verdict(result):
                   f"{boot['trace_lost']} events lost")
         if not boot.get("power_off_dump"):
             worse("harness-error", f"{name}: the power-off events were not "
-                  "printed (tools/runtime-module)")
+                  "printed whole (tools/runtime-module): the dump was "
+                  f"{boot.get('dump') or 'not begun'}")
         for s in boot.get("splats", []):
             if not s["expected"]:
                 worse("splat", f"{name}: console.log:{s['line']}: "
@@ -488,6 +537,13 @@ def verdict(result):
             if s["status"] != "done":
                 worse("harness-error", f"{name}: step {s['step']} "
                       f"{s['status']}: what it meant was not exercised")
+            elif not s.get("marked", True):
+                worse("harness-error", f"{name}: step {s['step']}: its "
+                      "trace_marker writes are not both in the trace: what "
+                      "it reached cannot be told")
+            elif s["meant"] and not s["reached"]:
+                worse("harness-error", f"{name}: step {s['step']} reached "
+                      f"none of what it meant ({', '.join(s['meant'])})")
     m = result.get("mutant")
     if m is None:
         worse("test-failure", f"{MUTANT_CHAIN} is no atomic chain of the "
@@ -538,7 +594,8 @@ def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
         rc, _, killed, _ = qemu.boot(
             cmd, console_log, timeout,
             lambda line: line.startswith("runtime: step")
-            and say("    | " + line), restart_grace=10)
+            and say("    | " + line), restart_grace=10,
+            activity=[trace_log])
     lines, port = _lines(console_log), _lines(trace_log) or []
     rec, result = analyse(lines, details, classes, build_dir, port)
     output.write_json(os.path.join(out_folder, "chains.json"), rec)
