@@ -65,12 +65,20 @@ class BootEndTest(unittest.TestCase):
         # A power-off handler's dump after "Power down", for longer than
         # the grace, then the last line.
         script = ("print('reboot: Power down', flush=True)\n"
-                  "for i in range(4):\n"
-                  "    time.sleep(0.6); print('dump', i, flush=True)\n"
+                  "for i in range(3):\n"
+                  "    time.sleep(1); print('dump', i, flush=True)\n"
                   "print('dump ends', flush=True); time.sleep(60)")
-        rc, _, killed, text = self.boot(script, grace=1)
+        rc, _, killed, text = self.boot(script, grace=2.5)
         self.assertEqual((rc, killed, self.stopped), (0, None, True))
         self.assertIn("dump ends", text)
+
+    def test_a_shutdown_that_never_ends_is_stopped_all_the_same(self):
+        script = ("print('reboot: Power down', flush=True)\n"
+                  "while True:\n"
+                  "    time.sleep(0.2); print('still here', flush=True)")
+        rc, seconds, killed, _ = self.boot(script, grace=1, silence=3)
+        self.assertEqual((rc, killed, self.stopped), (0, None, True))
+        self.assertLess(seconds, 10)
 
     def test_another_port_s_output_is_no_silence(self):
         with tempfile.TemporaryDirectory() as d:

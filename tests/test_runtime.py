@@ -192,9 +192,16 @@ class FtraceTest(unittest.TestCase):
             # The boot task's registration after it is still early boot.
             self.assertEqual(trace.events[2].contexts, (ftrace.EARLY_BOOT,))
         # Nor one in the power-off dump, which follows the early boot.
-        trace = ftrace.parse(lines() + ["[   17.1] " + newtask.strip()],
+        console = lines()
+        dumped = ("[   17.000004] <idle>-0          0d..1. 16999998us : "
+                  "task_newtask: pid=1 comm=swapper/0 clone_flags=800300 "
+                  "oom_score_adj=0")
+        at = console.index(
+            "[   17.000003] ---------------------------------") + 1
+        trace = ftrace.parse(console[:at] + [dumped] + console[at:],
                              [line for line in port() if line != newtask])
         self.assertIsNone(trace.boot_ends)
+        self.assertEqual(trace.dump, "complete")
 
     def test_an_address_is_named_only_inside_a_module(self):
         symbols = ftrace.Symbols()
@@ -236,6 +243,18 @@ class FtraceTest(unittest.TestCase):
         lost = console[:17] + ["[   17.000004] CPU:1 [LOST 3 EVENTS]"] \
             + console[17:]
         self.assertEqual(ftrace.parse(lost, port()).lost, 3)
+        dropped = console[:17] + ["[   17.000004] printk: 12 messages "
+                                  "suppressed"] + console[17:]
+        self.assertEqual(ftrace.parse(dropped, port()).dump, "cut")
+        # The trace file's loss has no count.
+        trace = port()
+        trace.insert(trace.index("runtime: trace ends"),
+                     "CPU:1 [LOST EVENTS]")
+        self.assertEqual(ftrace.parse(console, trace).lost, 1)
+        # The dump follows the kernel's line, not the workload's, which
+        # the tty may print late or not at all.
+        late = [line for line in console if "step poweroff" not in line]
+        self.assertEqual(ftrace.parse(late, port()).dump, "complete")
 
     def test_a_dump_cut_short_is_incomplete(self):
         cut = [line for line in port() if "trace ends" not in line]
@@ -307,6 +326,11 @@ class RuntimeTest(unittest.TestCase):
             [event("init_net", "call_netdevice_notifiers_info+0x4/0x9"),
              event("init_net", "kbd_event+0x1/0x2")], details)
         self.assertEqual(ids, [netdev, None])
+        # A callout run on the object is not the call's: the object's
+        # member chains all print as its symbol.
+        self.assertEqual(runtime.identify(
+            [event("init_net", "call_netdevice_notifiers_info+0x4/0x9"),
+             event("init_net")], details), [netdev, None])
         # A member chain named after the symbol is preferred.
         details[("init_net.netdev_chain", "net/core/dev.c")] = {
             "chain": "init_net.netdev_chain", "defined": "net/core/dev.c:1",
@@ -366,35 +390,51 @@ class RuntimeTest(unittest.TestCase):
                                        for u in rec["unidentified"]])
         self.assertEqual(result["coverage"]["seen"], 7)
 
-    def test_a_head_not_told_apart_of_blocking_chains_only(self):
+    def test_an_event_not_told_apart_is_judged_on_its_own(self):
         details = dict(DETAILS)
         for n in ("a", "b"):
             details[(f"struct {n}.chain", f"{n}.h")] = {
                 "chain": f"struct {n}.chain", "defined": f"{n}.h:1",
                 "class": "blocking", "callers": [],
-                "sites": [site("shared_fn")]}
+                "sites": [site("shared_fn"), site("shared_reg", "register")]}
+        # A third chain that only other_fn uses, atomic.
+        details[("struct c.chain", "c.h")] = {
+            "chain": "struct c.chain", "defined": "c.h:1", "class": "atomic",
+            "callers": [], "sites": [site("shared_fn"), site("other_fn")]}
         classes = {k: d["class"] for k, d in details.items()}
-        call = ("           sh-90       [001] {}    14.500000: notifier_call:"
-                " chain=0xffff888009990000 val=0 caller=shared_fn+0x1/0x2")
-        _, trace = clean()
-        at = trace.index("runtime: trace ends")
-        for flags, contradicts in ((".....", False), ("d..1.", True)):
-            rec, result = analyse(*clean()[:1], trace[:at] + [
-                call.format(flags)] + trace[at:], classes, details)
-            head = next(u for u in rec["unidentified"]
-                        if u["head"] == "0xffff888009990000")
-            self.assertEqual([c["chain"] for c in head["candidates"]],
-                             ["struct a.chain", "struct b.chain"])
-            self.assertEqual(any("0xffff888009990000 (not told apart from "
-                                 "struct a.chain (a.h), struct b.chain "
-                                 "(b.h), all blocking)" in c
-                                 for c in result["contradictions"]),
-                             contradicts, result["contradictions"])
-        # One candidate atomic: whichever it is cannot be told.
-        classes[("struct b.chain", "b.h")] = "atomic"
-        _, result = analyse(clean()[0], trace[:at] + [
-            call.format("d..1.")] + trace[at:], classes, details)
-        self.assertEqual(result["contradictions"], [])
+        line = ("           sh-90       [001] {}    14.500000: {}: "
+                "chain=0xffff888009990000 {}caller={}+0x1/0x2")
+
+        def run(*events):
+            _, trace = clean()
+            at = trace.index("runtime: trace ends")
+            added = [line.format(flags, name, "val=0 " if name ==
+                                 "notifier_call" else "cb=x_cb ", fn)
+                     for flags, name, fn in events]
+            return [c for c in analyse(clean()[0], trace[:at] + added
+                                       + trace[at:], classes,
+                                       details)[1]["contradictions"]
+                    if c.startswith("0xffff888009990000")]
+        call = "notifier_call"
+        # a or b, both blocking, called with irqs off: whichever.
+        self.assertEqual(run(("d..1.", call, "shared_reg")), [
+            "0xffff888009990000: notifier_call in irqs-off, preempt-off at "
+            "shared_reg+0x1/0x2 (trace.log:38), not told apart from struct "
+            "a.chain (a.h, blocking), struct b.chain (b.h, blocking)"])
+        # The same in process context, beside an event of the same address
+        # with irqs off that no chain is known for: nothing.
+        self.assertEqual(run((".....", call, "shared_reg"),
+                             ("d..1.", call, "unknown_fn")), [])
+        # a, b or c (atomic) called with irqs off: cannot be told; beside
+        # it, a or b: still caught, on its own.
+        found = run(("d..1.", call, "shared_fn"), ("d..1.", call,
+                                                   "shared_reg"))
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("shared_reg", found[0])
+        # A write with irqs off contradicts atomic and blocking chains.
+        found = run(("d..1.", "notifier_register", "shared_fn"))
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("struct c.chain (c.h, atomic)", found[0])
 
     def test_every_atomic_context_contradicts_a_blocking_call(self):
         flags = {"nmi": "..z..", "hardirq": "..h..", "softirq": "..s..",
@@ -532,6 +572,9 @@ class RuntimeTest(unittest.TestCase):
                  + ["[   17.000003]    (ftrace buffer empty)"], trace),
             "step poweroff did not end":
                 (console[:dump - 3], trace),
+            "no poweroff step on the console":
+                ([line for line in console if "step poweroff" not in line],
+                 trace),
             "step keyboard: its trace_marker writes are not both in the "
             "trace":
                 (console, [line for line in trace

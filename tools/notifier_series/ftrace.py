@@ -29,9 +29,12 @@ NAMES_EVENT = re.compile(r":\s+notifier_\w+:\s")
 # than written means the buffer overflowed.
 ENTRIES = re.compile(r"entries-in-buffer/entries-written: (?P<kept>\d+)/"
                      r"(?P<written>\d+)")
-# A reader that finds events overwritten says so in their place, in the
-# trace file and in ftrace_dump()'s output alike.
-LOST = re.compile(r"\[LOST (?P<lost>\d+) EVENTS\]")
+# A reader that finds events overwritten says so in their place: the
+# trace file (a reader that does not consume) without a count,
+# ftrace_dump() with one.
+LOST = re.compile(r"\[LOST (?:(?P<lost>\d+) )?EVENTS\]")
+# printk dropped lines of the dump: it is cut.
+PRINTK_DROPPED = re.compile(r"printk messages dropped|messages suppressed")
 # ftrace_dump()'s frame (kernel/trace/trace.c): a header line, a line of
 # dashes, the events and a line of dashes, or "(ftrace buffer empty)"
 # in their place.
@@ -69,6 +72,9 @@ ATOMIC_CONTEXTS = ("nmi", "hardirq", "softirq", "irqs-off", "bh-off",
 EARLY_BOOT = "early-boot"
 # The power-off dump's events, in no step of the trace.
 POWER_OFF_STEP = "poweroff"
+# What tools/runtime-module prints (in the kernel, so in order) before
+# its ftrace_dump().
+POWER_OFF_DUMP = "notifier_runtime: power-off events follow"
 
 
 @dataclass(frozen=True)
@@ -190,8 +196,7 @@ def _event(m, where, number, step):
 
 def _section(lines, source, trace, state):
     """Reads one part of a trace, appending to `trace`: `state` carries
-    the step, whether the boot task's early boot is over and whether the
-    part may hold its end (the trace port's does, the dump does not)."""
+    the step and whether the boot task's early boot is over."""
     for number, text in lines:
         where = f"{source}:{number}"
         sizes = ENTRIES.search(text)
@@ -201,7 +206,7 @@ def _section(lines, source, trace, state):
             continue
         lost = LOST.search(text)
         if lost:
-            trace.lost += int(lost["lost"])
+            trace.lost += int(lost["lost"] or 1)
             continue
         m = TRACE_LINE.match(text)
         if m and m["event"] == BOOT_ENDS:
@@ -248,13 +253,15 @@ def _dump(console, after):
                 return found, "complete"
         elif DUMP_EMPTY in text:
             return found, "empty"
+        elif PRINTK_DROPPED.search(text):
+            return found, "cut"
         else:
             found.append((number, text))
     return found, "cut" if begun else None
 
 
 def parse(console, trace_port=None, begin="runtime: trace begins",
-          end="runtime: trace ends", dump_after="runtime: step poweroff"):
+          end="runtime: trace ends", dump_after=POWER_OFF_DUMP):
     """The Trace of a boot: the trace buffer's events between `begin` and
     `end` on `trace_port` (the lines of the trace port's log, named
     trace.log; when None, on the console, as the first recordings had

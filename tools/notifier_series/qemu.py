@@ -45,12 +45,15 @@ def boot(cmd, console_log, timeout, on_line=None, restart_grace=None,
     silent for `silence` seconds; with `restart_grace`, stops it once
     the console has been silent for that many seconds after the kernel
     said it restarts or powers off (what the kernel prints then, a
-    power-off handler's, is waited for), as if QEMU had exited with 0.
+    power-off handler's, is waited for; other ports' output does not
+    count), or `silence` seconds after it said so whatever it prints, as
+    if QEMU had exited with 0.
     Returns (exit status, or None when QEMU was killed, seconds, why it
     was killed or None, whether it was stopped after the kernel's
     restart)."""
     start = time.monotonic()
-    last = [start]
+    last = [start]      # the console's or another port's last output
+    printed = [start]   # the console's
     down = [None]       # when the kernel said it shuts down
     with open(console_log, "w", encoding="utf-8", errors="replace") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
@@ -60,7 +63,7 @@ def boot(cmd, console_log, timeout, on_line=None, restart_grace=None,
 
         def copy():
             for line in proc.stdout:
-                last[0] = time.monotonic()
+                last[0] = printed[0] = time.monotonic()
                 if down[0] is None and SHUTDOWN.search(line):
                     down[0] = last[0]
                 log.write(line)
@@ -79,8 +82,9 @@ def boot(cmd, console_log, timeout, on_line=None, restart_grace=None,
                 now = time.monotonic()
                 if _sizes(activity) != sizes:
                     sizes, last[0] = _sizes(activity), now
-                if restart_grace is not None and down[0] is not None and \
-                        now - max(down[0], last[0]) >= restart_grace:
+                if restart_grace is not None and down[0] is not None and (
+                        now - max(down[0], printed[0]) >= restart_grace
+                        or now - down[0] >= silence):
                     proc.kill()
                     proc.wait()
                     rc, stopped = 0, True

@@ -40,7 +40,6 @@ APPEND = ("console=ttyS0 panic=-1 softlockup_panic=1 "
 # The module that prints the trace buffer when the machine powers off
 # (the power-off path's events have no task left to read them).
 MODULE = os.path.join(TOOLS, "runtime-module")
-POWER_OFF_DUMP = "notifier_runtime: power-off events follow"
 NETWORK = ["-netdev", "user,id=net0", "-device",
            "virtio-net-pci,netdev=net0"]
 # The trees booted: the pristine one with the core patches, on which the
@@ -175,7 +174,15 @@ def candidates(events, details):
     caller in the event, which the audit lists as the wrapper's caller.)
     An event without a caller (a callout run) belongs to the chain of the
     call or write before it on the same head by the same task (pid, and
-    CPU for the idle tasks, which all have pid 0)."""
+    CPU for the idle tasks, which all have pid 0); not when the head
+    prints as a structure's symbol, which all its member chains share (a
+    callout of one may call another on the same object).
+
+    A chain the audit reaches through a pointer member (struct
+    pm_qos_constraints.notifiers) stands, as in the audit, for every head
+    that pointer holds (struct freq_constraints.min_freq_notifiers...):
+    those heads' events are its own.  The pointer's type is theirs, so
+    what contradicts one class contradicts the other."""
     by_name = defaultdict(list)
     by_function = defaultdict(set)
     for key, d in details.items():
@@ -191,7 +198,7 @@ def candidates(events, details):
         if len(named) == 1:
             keys = named
         elif not e.caller:
-            keys = last.get(task, [])
+            keys = [] if symbol and not named else last.get(task, [])
         elif named:
             keys = [k for k in named if k in callers]
         else:
@@ -230,12 +237,17 @@ def record(events, details, classes, build_dir):
     by_key = defaultdict(list)
     unidentified = defaultdict(list)
     maybe = defaultdict(set)
+    against = defaultdict(list)
     for e, keys in zip(events, candidates(events, details)):
         if len(keys) == 1:
             by_key[keys[0]].append(e)
-        else:
-            unidentified[e.chain].append(e)
-            maybe[e.chain].update(keys)
+            continue
+        unidentified[e.chain].append(e)
+        maybe[e.chain].update(keys)
+        said = _against(e, [(k, classes.get(k, details[k].get("class")))
+                            for k in keys])
+        if said:
+            against[e.chain].append(said)
     chains = []
     for key, d in sorted(details.items()):
         mine = by_key.get(key, [])
@@ -267,8 +279,27 @@ def record(events, details, classes, build_dir):
                                 for k in sorted(maybe[token])],
                  "atomic": sorted({f"{e.event} in "
                                    f"{', '.join(e.contexts)} at {e.where}"
-                                   for e in evs if e.atomic})[:5]}
+                                   for e in evs if e.atomic})[:5],
+                 "contradictions": against[token]}
                 for token, evs in sorted(unidentified.items())]}
+
+
+def _against(e, candidates):
+    """What an event not told apart says against the YAML whichever of
+    its `candidates` [(key, class)] it belongs to: a call in atomic
+    context when they are all blocking, a write in atomic context when
+    they are all atomic or blocking; else None."""
+    if not e.atomic or not candidates:
+        return None
+    classes = {c for _, c in candidates}
+    writes = e.event in ("notifier_register", "notifier_unregister")
+    if classes == {"blocking"} and e.event == "notifier_call" or \
+            writes and classes <= {"atomic", "blocking"}:
+        return (f"{e.event} in {', '.join(e.contexts)} at {e.caller} "
+                f"({e.where}), not told apart from "
+                + ", ".join(f"{k[0]} ({k[1]}, {c})"
+                            for k, c in candidates))
+    return None
 
 
 def observations(chain):
@@ -300,17 +331,12 @@ def load_observations(kver, out):
 def contradictions(chains, splats, lines, unidentified=()):
     """What the observed contexts say against the YAML: a blocking chain
     called in atomic context, a writer in atomic context, an atomic
-    chain's callout in a splat's report (it slept, or worse); and a head
-    not told apart whose every candidate is blocking, seen in atomic
-    context (whichever chain it is, the YAML is wrong)."""
+    chain's callout in a splat's report (it slept, or worse); and an
+    event not told apart that contradicts every chain it may belong to
+    (whichever it is, the YAML is wrong)."""
     found = []
     for u in unidentified:
-        classes = {c["class"] for c in u["candidates"]}
-        if u["atomic"] and classes == {"blocking"}:
-            found.append(f"{u['head']} (not told apart from "
-                         + ", ".join(f"{c['chain']} ({c['defined']})"
-                                     for c in u["candidates"])
-                         + f", all blocking): {u['atomic'][0]}")
+        found += [f"{u['head']}: {c}" for c in u["contradictions"]]
     for c in chains:
         name = f"{c['chain']} ({c['defined']}, {c['class']})"
         ops = ["calls"] if c["class"] == "blocking" else []
@@ -373,9 +399,7 @@ def analyse(lines, details, classes, build_dir=None, trace_port=None):
     compiled = [c for c in rec["chains"] if c["compiled_in"]]
     unknown = sorted(c["chain"] for c in rec["chains"]
                      if build_dir and c["compiled_in"] is None)
-    # The dump that counts is the power-off module's.
-    dump = trace.dump if any(POWER_OFF_DUMP in line for line in lines) \
-        else None
+    dump = trace.dump
     dumped = dump == "complete"
     workload = steps(lines, dumped)
     names = {c["chain"] for c in rec["chains"]}
@@ -529,6 +553,11 @@ def verdict(result):
                       f"{s['text']}")
         for c in boot.get("contradictions", []):
             worse("test-failure", f"{name}: {c}")
+        if boot.get("steps") is not None and ftrace.POWER_OFF_STEP not in {
+                s["step"] for s in boot["steps"]}:
+            worse("harness-error", f"{name}: no {ftrace.POWER_OFF_STEP} "
+                  "step on the console: what the power-off path meant to "
+                  "reach cannot be told")
         for s in boot.get("steps", []):
             if s["unknown"]:
                 worse("harness-error", f"{name}: step {s['step']} means "
