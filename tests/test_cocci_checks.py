@@ -1,6 +1,10 @@
 """The rule checks of cocci/, run as coccicheck runs them (report mode) on
-the known-answer fixture: each finds its case, and only it.  The same
-cases are the classification pipeline's (tests/test_classify.py)."""
+the known-answer fixtures: each finds its cases, and only them.  The
+first five checks' cases are the classification pipeline's
+(tests/test_classify.py); the checks of the 2005 series' other rules
+(redundant locks, register without unregister, chains by hand) have
+2005-style and modern examples of their own in tests/fixtures/rules/,
+positive and negative."""
 
 import os
 import re
@@ -32,15 +36,76 @@ EXPECTED = {
 }
 
 
-def report(cocci):
+RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                     "rules")
+RULE_FILES = sorted(f for f in os.listdir(RULES) if f.endswith(".c"))
+# Each check of the 2005 series' other rules over every file of
+# tests/fixtures/rules/: {"file:line": what the report says}.
+RULE_EXPECTED = {
+    "notifier_redundant_lock.cocci": {
+        "redundant_lock_2005.c:9": r"notify_mutex guards nothing but "
+        r"notifier chain operations, but runs the callouts one at a time "
+        r"\(line 34\).*register\(\) under down\(\) on line 16, up\(\) on line 18"
+        r".*unregister\(\) under down\(\) on line 26",
+        "redundant_lock_2005.c:40": r"handoff_lock guards nothing but "
+        r"notifier chain operations: notifier_call_chain\(\) under "
+        r"read_lock\(\) on line 47, read_unlock\(\) on line 49; "
+        r"notifier_chain_register\(\) under write_lock\(\) on line 57",
+        "redundant_lock_modern.c:8": r"demo_notifier_lock guards nothing "
+        r"but notifier chain operations: blocking_notifier_chain_register",
+        "redundant_lock_modern.c:32": r"event_lock guards nothing but "
+        r"notifier chain operations, but runs the callouts one at a time "
+        r"\(line 39 with preemption off\)",
+        # 2005's die_notifier_lock, which 4/7 removed with the rest.
+        "register_2005.c:10": r"die_notifier_lock guards nothing but "
+        r"notifier chain operations: notifier_chain_register\(\) under "
+        r"spin_lock_irqsave\(\)",
+    },
+    "notifier_register_without_unregister.cocci": {
+        "register_2005.c:9": r"register_die_notifier\(\) registers on "
+        r"i386die_chain on line 18, and nothing in this file unregisters "
+        r"from it",
+        "register_modern.c:8": r"demo_register_event_notifier\(\) registers "
+        r"on demo_event_chain on line 12",
+        "register_modern.c:52": r"&leaky_reboot_nb registered with "
+        r"register_reboot_notifier\(\) in the module's init and not "
+        r"unregistered in demo_exit\(\)",
+        # The other fixtures' register wrappers without an unregister.
+        "redundant_lock_2005.c:41": r"task_handoff_register\(\)",
+        "redundant_lock_2005.c:65": r"cpufreq_register_notifier\(\)",
+        "redundant_lock_modern.c:47": r"counted_register\(\)",
+        "redundant_lock_modern.c:69": r"tally_register\(\)",
+        "redundant_lock_modern.c:85": r"asserted_register\(\)",
+        "redundant_lock_modern.c:104": r"alloc_register\(\)",
+        "redundant_lock_modern.c:118": r"try_register\(\)",
+    },
+    "notifier_hand_rolled_chain.cocci": {
+        "hand_rolled_2005.c:36": r"usb_notify_list is a notifier chain "
+        r"written by hand: walked calling each entry's callback on line "
+        r"36, added to on line 20, removed from on line 27",
+        "hand_rolled_2005.c:86": r"shadow_chain is a notifier chain "
+        r"written by hand: walked calling each entry's callback on line 86, "
+        r"added to on line 79, never removed",
+        "hand_rolled_modern.c:24": r"demo_hooks is a notifier chain written "
+        r"by hand: walked calling each entry's callback on line 24, added "
+        r"to on line 17, never removed",
+        "hand_rolled_modern.c:51": r"demo_listeners is a notifier chain "
+        r"written by hand: walked calling each entry's callback on line "
+        r"51, added to on line 38, removed from on line 43",
+    },
+}
+
+
+def report(cocci, folder=FIXTURE,
+           paths=("drivers/demo/core.c", "drivers/demo/users.c")):
     """Report lines of one check, each file on its own as coccicheck runs
     them (files named together would share the rules' dependencies)."""
     lines, errors = [], ""
-    for path in ("drivers/demo/core.c", "drivers/demo/users.c"):
+    for path in paths:
         proc = subprocess.run(
             ["spatch", "--very-quiet", "-D", "report", "--no-includes",
              "--include-headers", "--sp-file", os.path.join(COCCI, cocci),
-             path], cwd=FIXTURE, capture_output=True, text=True)
+             path], cwd=folder, capture_output=True, text=True)
         lines += proc.stdout.splitlines()
         errors += proc.stderr
     return lines, errors
@@ -55,8 +120,23 @@ class CocciCheckTest(unittest.TestCase):
                 for line, pattern in zip(sorted(lines), patterns):
                     self.assertRegex(line, pattern)
 
+    def test_the_2005_rules_find_their_cases_only(self):
+        for cocci, expected in RULE_EXPECTED.items():
+            with self.subTest(cocci):
+                lines, err = report(cocci, RULES, RULE_FILES)
+                self.assertEqual(err, "")
+                found = {}
+                for line in lines:
+                    m = re.match(r"^(\S+?:\d+):\d+-\d+: WARNING: (.*)$",
+                                 line)
+                    self.assertTrue(m, line)
+                    found[m[1]] = m[2]
+                self.assertEqual(sorted(found), sorted(expected))
+                for where, pattern in expected.items():
+                    self.assertRegex(found[where], pattern)
+
     def test_headers_follow_the_kernel_convention(self):
-        for cocci in EXPECTED:
+        for cocci in list(EXPECTED) + list(RULE_EXPECTED):
             with open(os.path.join(COCCI, cocci), encoding="utf-8") as f:
                 text = f.read()
             with self.subTest(cocci):

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// A notifier chain written by hand: a list of callback holders that
+/// functions of the file add to (and remove from), walked by hand with
+/// each holder's callback called in turn.  Such a list needs its own
+/// locking against the walk, and usually has none or too much; a notifier
+/// chain (struct notifier_head) has both decided once.  Converting it is a
+/// person's work, not a mechanical one: the 2005 series' model is the USB
+/// core's conversion ("[RFC][PATCH 7/7]: use notify call chain mechanism
+/// for usb notification"), which replaced the list, its lock and its walk
+/// with a blocking chain and notifier_call_chain().
+///
+/// Reported: a list_for_each_entry() (or _rcu, _safe, hlist) walk of a
+/// list head H whose body calls a function pointer of the entry
+/// (x->fn(...)), in a file where something is list_add()ed to H; or a
+/// walk along a bare next pointer (for (x = H; x; x = x->next)) calling
+/// x->fn(...), where something is linked in front of H (n->next = H;
+/// H = n;).  The notifier core's own walk is not: its heads are the
+/// chains' own (*nl), no list of the file.
+//
+// Confidence: Moderate
+// Copyright: (C) 2026 the notifier-series authors.
+// Comments: Lists of objects with an operations table (x->ops->fn()) are
+// not reported: they are drivers' objects, not a chain.
+// Options: --no-includes --include-headers
+// Keywords: notifier, list, callback
+
+virtual context
+virtual org
+virtual report
+
+@initialize:python@
+@@
+walks = {}      # (file, head) -> [walk position]
+adds = {}       # (file, head) -> [add position]
+removes = {}    # (file, member) -> [remove position]
+members = {}    # (file, head) -> the name of the list member
+reported = set()        # (file, head)
+
+
+def rolled(file, head):
+    """The walks, adds and removes of `head` when it is a chain by hand."""
+    key = (file, head)
+    if key not in walks or key not in adds:
+        return None
+    return (walks[key], adds[key],
+            removes.get((file, members.get(key)), []))
+
+
+def tell(head, p, report=None):
+    """Reports `head` once, when it is a chain by hand: with `report`
+    (report mode), else as org mode does."""
+    found = rolled(p[0].file, head)
+    if not found or (p[0].file, head) in reported:
+        return
+    reported.add((p[0].file, head))
+    w, a, r = found
+    if report is None:
+        cocci.print_main("%s: a notifier chain written by hand" % head, w)
+        cocci.print_secs("added to", a)
+        return
+    report(w[0], "WARNING: %s is a notifier chain written by hand: walked "
+           "calling each entry's callback on line %s, added to on line %s, "
+           "%s; make it a struct notifier_head (the 2005 series' USB "
+           "conversion is the model)" % (head, lines(w), lines(a),
+                                         "removed from on line " + lines(r)
+                                         if r else "never removed"))
+
+
+def lines(positions):
+    return ", ".join(sorted({p.line for p in positions}, key=int))
+
+@add@
+identifier H, member;
+expression E;
+position p;
+@@
+(
+list_add@p(&E->member, &H)
+|
+list_add@p(&E.member, &H)
+|
+list_add_tail@p(&E->member, &H)
+|
+list_add_tail@p(&E.member, &H)
+|
+list_add_rcu@p(&E->member, &H)
+|
+list_add_rcu@p(&E.member, &H)
+|
+list_add_tail_rcu@p(&E->member, &H)
+|
+list_add_tail_rcu@p(&E.member, &H)
+|
+hlist_add_head@p(&E->member, &H)
+|
+hlist_add_head@p(&E.member, &H)
+|
+hlist_add_head_rcu@p(&E->member, &H)
+|
+hlist_add_head_rcu@p(&E.member, &H)
+)
+
+@script:python@
+H << add.H;
+p << add.p;
+@@
+adds.setdefault((p[0].file, H), []).append(p[0])
+
+@link@
+identifier H;
+expression n;
+position p;
+@@
+n->next = H;
+H@p = n;
+
+@script:python@
+H << link.H;
+p << link.p;
+@@
+adds.setdefault((p[0].file, H), []).append(p[0])
+
+@walk depends on add@
+identifier H, member, fn;
+expression x, t;
+iterator name list_for_each_entry, list_for_each_entry_rcu,
+  list_for_each_entry_safe, hlist_for_each_entry, hlist_for_each_entry_rcu;
+position p;
+@@
+(
+list_for_each_entry@p(x, &H, member) { <+... x->fn(...) ...+> }
+|
+list_for_each_entry_rcu@p(x, &H, member, ...) { <+... x->fn(...) ...+> }
+|
+list_for_each_entry_safe@p(x, t, &H, member) { <+... x->fn(...) ...+> }
+|
+hlist_for_each_entry@p(x, &H, member) { <+... x->fn(...) ...+> }
+|
+hlist_for_each_entry_rcu@p(x, &H, member, ...) { <+... x->fn(...) ...+> }
+)
+
+@script:python@
+H << walk.H;
+member << walk.member;
+p << walk.p;
+@@
+walks.setdefault((p[0].file, H), []).append(p[0])
+members[(p[0].file, H)] = member
+
+@bare depends on link@
+identifier H, fn;
+expression x;
+position p;
+@@
+(
+for@p (x = H; x; x = x->next) { <+... x->fn(...) ...+> }
+|
+for@p (x = H; x != NULL; x = x->next) { <+... x->fn(...) ...+> }
+)
+
+@script:python@
+H << bare.H;
+p << bare.p;
+@@
+walks.setdefault((p[0].file, H), []).append(p[0])
+
+@remove depends on walk@
+identifier member;
+expression E;
+position p;
+@@
+(
+list_del@p(&E->member)
+|
+list_del_init@p(&E->member)
+|
+list_del_rcu@p(&E->member)
+|
+hlist_del@p(&E->member)
+|
+hlist_del_init@p(&E->member)
+|
+hlist_del_rcu@p(&E->member)
+)
+
+@script:python@
+member << remove.member;
+p << remove.p;
+@@
+removes.setdefault((p[0].file, member), []).append(p[0])
+
+@script:python depends on report@
+H << walk.H;
+p << walk.p;
+@@
+tell(H, p, coccilib.report.print_report)
+
+@script:python depends on report@
+H << bare.H;
+p << bare.p;
+@@
+tell(H, p, coccilib.report.print_report)
+
+@script:python depends on org@
+H << walk.H;
+p << walk.p;
+@@
+tell(H, p)
+
+@script:python depends on org@
+H << bare.H;
+p << bare.p;
+@@
+tell(H, p)
+
+@depends on context && (walk || bare)@
+identifier H;
+position q : script:python(H) { rolled(q[0].file, H) is not None };
+@@
+* H@q

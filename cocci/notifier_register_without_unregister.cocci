@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// A chain that can be registered on but not unregistered from: a module
+/// that registers can never safely be unloaded, since its callout would
+/// stay on the chain.  Two cases:
+///
+/// - a function other files can call (not static) registers on a chain
+///   head defined in this file, and nothing in this file unregisters from
+///   that head: add the unregister wrapper, as the 2005 series added
+///   unregister_die_notifier() ("[RFC][PATCH 4/7]");
+/// - a module's init function registers a notifier block, and neither its
+///   exit function nor a function that the exit function calls
+///   unregisters it: unregister it in exit.
+//
+// Confidence: Moderate
+// Copyright: (C) 2026 the notifier-series authors.
+// Comments: A head that is not static may be unregistered from in
+// another file: tools/notifier-series classify looks at the whole tree.
+// Only the init and exit functions themselves (and the exit function's
+// direct callees) are searched: a block registered in a probe function
+// is the driver's unbind path's business.
+// Options: --no-includes --include-headers
+// Keywords: notifier, register, unregister, module_exit
+
+virtual context
+virtual org
+virtual report
+
+@initialize:python@
+@@
+registered = {}     # (file, head) -> [(function, line)]
+unregistered = set()    # (file, head)
+statics = set()         # (file, function)
+module_blocks = {}      # (file, block) -> [(register function, line)]
+module_unregistered = set()     # (file, block)
+
+
+def leaked(file):
+    """The module blocks of `file` registered in init and not
+    unregistered in exit: [(block, register function, position)]."""
+    return [(block, r, p) for (f, block), sites in sorted(
+        module_blocks.items()) for r, p in sites
+        if f == file and (f, block) not in module_unregistered]
+
+
+def open_chain(file, head):
+    """The non-static wrappers registering on `head` when nothing in the
+    file unregisters from it."""
+    if (file, head) in unregistered:
+        return []
+    return [(f, line) for f, line in registered.get((file, head), [])
+            if (file, f) not in statics]
+
+@head@
+identifier H;
+declarer name ATOMIC_NOTIFIER_HEAD, BLOCKING_NOTIFIER_HEAD,
+  RAW_NOTIFIER_HEAD, SRCU_NOTIFIER_HEAD, SRCU_NOTIFIER_HEAD_STATIC;
+type T;
+position d;
+@@
+(
+ATOMIC_NOTIFIER_HEAD@d(H);
+|
+BLOCKING_NOTIFIER_HEAD@d(H);
+|
+RAW_NOTIFIER_HEAD@d(H);
+|
+SRCU_NOTIFIER_HEAD@d(H);
+|
+SRCU_NOTIFIER_HEAD_STATIC@d(H);
+|
+struct notifier_block *H@d;
+|
+struct notifier_head H@d;
+|
+struct notifier_head H@d = ...;
+|
+T H@d = ATOMIC_NOTIFIER_INIT(...);
+|
+T H@d = BLOCKING_NOTIFIER_INIT(...);
+)
+
+@reg@
+identifier head.H, F;
+identifier r = {atomic_notifier_chain_register, atomic_notifier_chain_register_unique_prio, blocking_notifier_chain_register, blocking_notifier_chain_register_unique_prio, raw_notifier_chain_register, srcu_notifier_chain_register, notifier_chain_register, notifier_chain_register_unique_prio};
+position p;
+@@
+F(...) {
+  <+... r@p(&H, ...) ...+>
+}
+
+@script:python@
+H << head.H;
+F << reg.F;
+p << reg.p;
+@@
+registered.setdefault((p[0].file, H), []).append((F, p[0].line))
+
+@unreg@
+identifier head.H;
+identifier u = {atomic_notifier_chain_unregister, blocking_notifier_chain_unregister, raw_notifier_chain_unregister, srcu_notifier_chain_unregister, notifier_chain_unregister};
+position p;
+@@
+u@p(&H, ...)
+
+@script:python@
+H << head.H;
+p << unreg.p;
+@@
+unregistered.add((p[0].file, H))
+
+@static_fn depends on reg@
+identifier F;
+type T;
+position p;
+@@
+static T F@p(...) { ... }
+
+@script:python@
+F << static_fn.F;
+p << static_fn.p;
+@@
+statics.add((p[0].file, F))
+
+@script:python depends on report@
+H << head.H;
+d << head.d;
+@@
+for f, line in open_chain(d[0].file, H):
+    coccilib.report.print_report(d[0], "WARNING: %s() registers on %s on line %s, and nothing in this file unregisters from it: add the unregister wrapper" % (f, H, line))
+
+@script:python depends on org@
+H << head.H;
+d << head.d;
+@@
+for f, line in open_chain(d[0].file, H):
+    cocci.print_main("%s() registers on %s, which has no unregister" % (f, H), d)
+
+@depends on context@
+identifier head.H;
+position q : script:python(H) { open_chain(q[0].file, H) != [] };
+@@
+* H@q
+
+// The module's part.
+
+@mod_init@
+declarer name module_init;
+identifier I;
+@@
+module_init(I);
+
+@mod_exit@
+declarer name module_exit;
+identifier E;
+position p;
+@@
+module_exit@p(E);
+
+@init_reg depends on mod_exit@
+identifier mod_init.I;
+identifier r =~ "^(register_[a-z0-9_]*notifier[a-z0-9_]*|[a-z0-9_]*notifier[a-z0-9_]*_register|((atomic|blocking|raw|srcu)_)?notifier_chain_register(_unique_prio)?)$";
+expression N;
+position p;
+@@
+I(...) {
+  <+... r@p(..., &N, ...) ...+>
+}
+
+@script:python@
+N << init_reg.N;
+r << init_reg.r;
+p << init_reg.p;
+@@
+module_blocks.setdefault((p[0].file, str(N)), []).append((r, p[0]))
+
+@exit_callee@
+identifier mod_exit.E, g;
+@@
+E(...) {
+  <+... g(...) ...+>
+}
+
+@exit_unreg@
+identifier mod_exit.E;
+identifier u =~ "unregister";
+expression N;
+position p;
+@@
+E(...) {
+  <+... u@p(..., &N, ...) ...+>
+}
+
+@script:python@
+N << exit_unreg.N;
+p << exit_unreg.p;
+@@
+module_unregistered.add((p[0].file, str(N)))
+
+@callee_unreg@
+identifier exit_callee.g;
+identifier u =~ "unregister";
+expression N;
+position p;
+@@
+g(...) {
+  <+... u@p(..., &N, ...) ...+>
+}
+
+@script:python@
+N << callee_unreg.N;
+p << callee_unreg.p;
+@@
+module_unregistered.add((p[0].file, str(N)))
+
+@script:python depends on report@
+E << mod_exit.E;
+x << mod_exit.p;
+@@
+for block, r, p in leaked(x[0].file):
+    coccilib.report.print_report(p, "WARNING: &%s registered with %s() in the module's init and not unregistered in %s(): the module cannot be unloaded safely" % (block, r, E))
+
+@script:python depends on org@
+E << mod_exit.E;
+x << mod_exit.p;
+@@
+for block, r, p in leaked(x[0].file):
+    cocci.print_main("&%s registered in init, not unregistered in %s()" % (block, E), [p])
+
+@depends on context && mod_exit@
+identifier init_reg.r;
+position q : script:python() { any(p.line == q[0].line for _, _, p in leaked(q[0].file)) };
+@@
+* r@q(...)
