@@ -163,7 +163,7 @@ expression N;
 position p;
 @@
 I(...) {
-  <+... r@p(..., &N, ...) ...+>
+  <+... r@p(..., &N) ...+>
 }
 
 @script:python@
@@ -187,7 +187,7 @@ expression N;
 position p;
 @@
 E(...) {
-  <+... u@p(..., &N, ...) ...+>
+  <+... u@p(..., &N) ...+>
 }
 
 @script:python@
@@ -203,7 +203,7 @@ expression N;
 position p;
 @@
 g(...) {
-  <+... u@p(..., &N, ...) ...+>
+  <+... u@p(..., &N) ...+>
 }
 
 @script:python@

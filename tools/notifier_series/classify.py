@@ -10,7 +10,7 @@ import time
 from collections import Counter
 
 from . import (callgraph, chains, classification, evidence, gate, output,
-               paths, runtime, tree)
+               paths, rulechecks, runtime, tree)
 from .progress import Error, Step, say
 
 FOLDER = classification.FOLDER
@@ -316,6 +316,14 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     items, unused = judged(kver, work, jobs, entries, lambda: model, depth)
     problems += unused
     report = audit(model, entries, facts, problems, items)
+    source = pristine_checkout(tree.prepare(kver, work))
+    os.makedirs(os.path.join(out, kver), exist_ok=True)
+    rules = rulechecks.collect(source, jobs,
+                               os.path.join(out, kver, "rules.json"),
+                               rulechecks.stamp_of(source), reuse)
+    report["rules"] = rulechecks.audit_items(rules, model)
+    report["rule_counts"] = rulechecks.counts(report["rules"])
+    report["rule_seconds"] = rules["seconds"]
     add_observations(report, runtime.load_observations(kver, out),
                      f"out/{kver}/runtime/chains.json")
     report["seconds"] = round(time.monotonic() - start, 1)
@@ -472,6 +480,9 @@ def audit_text(r):
         f"{len(r['violations'])} rule violations ("
         + ", ".join(f"{r['gate'][s]} {s}" for s in gate.STATUSES) + "), "
         f"{len(r['unresolved_sites'])} sites whose chain is not known.  "
+        + ("The 2005 series' other rules: " + ", ".join(
+            f"{n} {name}" for name, n in r["rule_counts"].items()) + ".  "
+           if "rule_counts" in r else "") +
         f"Classification: {r['classification']['drafts']} drafts, "
         f"{len(r['classification']['overrides'])} overrides, "
         f"{len(r['classification']['problems'])} problems; "
@@ -506,6 +517,10 @@ def audit_text(r):
         for c in r["conflicts"]])
     section("Rule violations: fixed before the core patch, waived, or "
             "open", gate.lines(r["violations"]))
+    if "rules" in r:
+        section("The 2005 series' other rules (cocci/, whole tree): "
+                "3/7 redundant locks, 4/7 chains with no unregister, 7/7 "
+                "chains by hand", rulechecks.lines(r["rules"]))
     section("Classes that differ from the declared kind", [
         f"{o['chain']} ({o['defined']}): {o['declared']} -> {o['class']}: "
         f"{o['reason']}" for o in r["classification"]["overrides"]])

@@ -1,0 +1,79 @@
+"""The 2005 rules' checks over a tree as the audit runs them
+(notifier_series/rulechecks.py): spatch --dir over the fixtures of
+tests/fixtures/rules/, the findings kept and reused, a register wrapper
+whose chain another file unregisters from, and a check that could not
+run."""
+
+import os
+import tempfile
+import unittest
+from types import SimpleNamespace
+from unittest import mock
+
+from tests import tools_path  # noqa: F401
+from tests.test_cocci_checks import RULE_EXPECTED, RULES
+from notifier_series import rulechecks
+from notifier_series.progress import Error
+
+
+class RuleChecksTest(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.cached = os.path.join(self.folder.name, "rules.json")
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def collect(self, stamp="a", reuse=False):
+        return rulechecks.collect(RULES, 1, self.cached, {"s": stamp}, reuse)
+
+    def test_every_check_over_a_tree(self):
+        found = self.collect()
+        self.assertEqual(found["problems"], [])
+        for check in rulechecks.CHECKS:
+            expected = RULE_EXPECTED[check.cocci]
+            self.assertEqual(sorted(f["at"] for f in found["checks"][
+                check.name]), sorted(expected), check.name)
+        # Kept, and taken again only for the same stamp.
+        with mock.patch.object(rulechecks, "run_check",
+                               side_effect=AssertionError("ran")):
+            self.assertEqual(self.collect(reuse=True)["checks"],
+                             found["checks"])
+            with self.assertRaises(AssertionError):
+                self.collect(stamp="b", reuse=True)
+
+    def test_a_wrapper_whose_chain_is_unregistered_elsewhere(self):
+        found = self.collect()
+        chain = SimpleNamespace(sites=[
+            {"op": "register", "file": "register_2005.c", "line": 18},
+            {"op": "unregister", "file": "other.c", "line": 7}])
+        model = SimpleNamespace(chains={
+            ("i386die_chain", "register_2005.c"): chain})
+        items = rulechecks.audit_items(found, model)
+        die = next(r for r in items["register-without-unregister"]
+                   if r["at"] == "register_2005.c:9")
+        self.assertEqual(die["unregistered"], "other.c:7")
+        self.assertEqual(die["patch"], "4/7")
+        counts = rulechecks.counts(items)
+        self.assertEqual(counts["register-without-unregister"],
+                         len(RULE_EXPECTED[
+                             "notifier_register_without_unregister.cocci"])
+                         - 1)
+        text = "\n".join(rulechecks.lines(items))
+        self.assertIn("4/7 register-without-unregister: register_2005.c:9: "
+                      "register_die_notifier() registers on i386die_chain",
+                      text)
+        self.assertIn("(but other.c:7 unregisters: not counted)", text)
+
+    def test_a_check_that_could_not_run_is_an_error(self):
+        broken = rulechecks.Check("broken", "no-such.cocci", "0/7", "none")
+        with mock.patch.object(rulechecks, "CHECKS", (broken,)):
+            found = self.collect()
+            self.assertTrue(found["problems"])
+            self.assertFalse(os.path.exists(self.cached))
+            with self.assertRaises(Error):
+                rulechecks.audit_items(found, SimpleNamespace(chains={}))
+
+
+if __name__ == "__main__":
+    unittest.main()

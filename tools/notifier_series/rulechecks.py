@@ -1,0 +1,161 @@
+"""The rule checks of the 2005 series' other patches over a whole tree:
+cocci/notifier_redundant_lock.cocci (3/7), notifier_register_without_
+unregister.cocci (4/7) and notifier_hand_rolled_chain.cocci (7/7), run as
+`make coccicheck MODE=report` runs them (spatch --dir, which picks the
+files to parse by the words the semantic patch needs).  Their report
+lines become findings of the audit, each with the sites it names."""
+
+import os
+import re
+from dataclasses import asdict, dataclass
+
+from . import output, tree
+from .progress import Error, Step, run_logged, say, tail
+
+COCCI = os.path.join(tree.REPO, "cocci")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    cocci: str
+    patch: str      # the 2005 patch whose rule it is
+    what: str
+
+
+CHECKS = (
+    Check("redundant-lock", "notifier_redundant_lock.cocci", "3/7",
+          "locks that guard nothing but chain operations"),
+    Check("register-without-unregister",
+          "notifier_register_without_unregister.cocci", "4/7",
+          "chains registered on and never unregistered from"),
+    Check("hand-rolled-chain", "notifier_hand_rolled_chain.cocci", "7/7",
+          "notifier chains written by hand"),
+)
+# "./kernel/x.c:12:7-19: WARNING: ..." (spatch's report mode).
+REPORT_LINE = re.compile(r"^(?:\./)?(?P<file>[^:\s]+):(?P<line>\d+):\d+-\d+: "
+                         r"(?:WARNING|ERROR): (?P<message>.*)$")
+# register-without-unregister's wrapper finding names the head.
+WRAPPER = re.compile(r"^(?P<fn>\w+)\(\) registers on (?P<head>\w+) on line")
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    at: str         # "file:line"
+    message: str
+
+
+def parse(check, lines):
+    """The findings of one check's report `lines`; the other lines (its
+    banner, "N files match") are not findings."""
+    found = []
+    for line in lines:
+        m = REPORT_LINE.match(line.strip())
+        if m:
+            found.append(Finding(check, f"{m['file']}:{m['line']}",
+                                 m["message"]))
+    return sorted(set(found), key=lambda f: (f.at, f.message))
+
+
+def run_check(source, check, jobs, log_path):
+    """(findings, problems) of `check` over the checkout `source`; spatch's
+    output goes to `log_path`."""
+    cmd = ["spatch", "-D", "report", "--very-quiet", "--no-show-diff",
+           "--no-includes", "--include-headers",
+           "--cocci-file", os.path.join(COCCI, check.cocci),
+           "--dir", ".", "--jobs", str(jobs), "--chunksize", "1"]
+    if os.path.exists(log_path):
+        os.remove(log_path)
+    rc = run_logged(cmd, log_path, check.cocci, cwd=source,
+                    count=("found", REPORT_LINE.match))
+    problems = [] if rc == 0 else [
+        f"spatch exited {rc} on {check.cocci}; the end of {log_path}:\n"
+        + tail(log_path)]
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        return parse(check.name, f), problems
+
+
+def unregistered_elsewhere(finding, model):
+    """Where the tree unregisters from the chain of a register-without-
+    unregister wrapper finding, found by the audit in another file; None
+    when nowhere (or when the finding is a module's)."""
+    m = WRAPPER.match(finding.message)
+    if not m:
+        return None
+    key = (m["head"], finding.at.rsplit(":", 1)[0])
+    chain = model.chains.get(key)
+    sites = [s for s in (chain.sites if chain else [])
+             if s["op"] == "unregister"]
+    return f"{sites[0]['file']}:{sites[0]['line']}" if sites else None
+
+
+def collect(source, jobs, cached, stamp, reuse=False):
+    """{"checks": {name: [Finding as dict]}, "seconds", "problems"} of
+    every check over `source`, kept in `cached` (a JSON file) and taken
+    from there with `reuse` when its `stamp` (the tree's commit and the
+    checks' digests) is the same."""
+    if reuse and os.path.exists(cached):
+        found = output.read_json(cached)
+        if found.get("stamp") == stamp:
+            say(f"    reusing {cached}")
+            return found
+    found = {"stamp": stamp, "checks": {}, "seconds": {}, "problems": []}
+    for check in CHECKS:
+        with Step(f"rule check {check.patch}, {check.what} "
+                  f"({check.cocci}, whole tree)") as step:
+            findings, problems = run_check(
+                source, check, jobs, os.path.splitext(cached)[0]
+                + f"-{check.name}.log")
+            say(f"    {len(findings)} found")
+        found["checks"][check.name] = [asdict(f) for f in findings]
+        found["seconds"][check.name] = round(step.seconds, 1)
+        found["problems"] += problems
+    if not found["problems"]:
+        output.write_json(cached, found)
+    return found
+
+
+def stamp_of(source):
+    return {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
+            "cocci": {c.name: tree.sha256(os.path.join(COCCI, c.cocci))
+                      for c in CHECKS}}
+
+
+def audit_items(found, model):
+    """The findings as the audit lists them: per check, each with its
+    place, the 2005 patch it belongs to and what it says; a register
+    wrapper whose chain another file unregisters from is kept with
+    "unregistered" saying where, and not counted."""
+    if found["problems"]:
+        raise Error("the rule checks could not run: "
+                    + "; ".join(found["problems"]))
+    items = {}
+    for check in CHECKS:
+        rows = []
+        for f in found["checks"][check.name]:
+            row = {**f, "patch": check.patch}
+            elsewhere = unregistered_elsewhere(Finding(**f), model)
+            if elsewhere:
+                row["unregistered"] = elsewhere
+            rows.append(row)
+        items[check.name] = rows
+    return items
+
+
+def lines(items):
+    """audit.txt's lines of the findings."""
+    found = []
+    for check in CHECKS:
+        for row in items.get(check.name, []):
+            found.append(f"{check.patch} {check.name}: {row['at']}: "
+                         f"{row['message']}"
+                         + (f" (but {row['unregistered']} unregisters: not "
+                            "counted)" if row.get("unregistered") else ""))
+    return found
+
+
+def counts(items):
+    return {c.name: sum(not r.get("unregistered")
+                        for r in items.get(c.name, []))
+            for c in CHECKS}
