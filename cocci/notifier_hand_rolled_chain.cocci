@@ -14,8 +14,11 @@
 /// (x->fn(...)), in a file where something is list_add()ed to H; or a
 /// walk along a bare next pointer (for (x = H; x; x = x->next)) calling
 /// x->fn(...), where something is linked in front of H (n->next = H;
-/// H = n;).  The notifier core's own walk is not: its heads are the
-/// chains' own (*nl), no list of the file.
+/// H = n;).  The walk must call every entry: one that may stop early
+/// (break, return, goto) looks an entry up, or takes the first that
+/// answers, and is no notification.  The notifier core's own walk is not
+/// reported either: its heads are the chains' own (*nl), no list of the
+/// file.
 //
 // Confidence: Moderate
 // Copyright: (C) 2026 the notifier-series authors.
@@ -35,14 +38,17 @@ adds = {}       # (file, head) -> [add position]
 removes = {}    # (file, member) -> [remove position]
 members = {}    # (file, head) -> the name of the list member
 reported = set()        # (file, head)
+stopped = set()         # (file, line) of walks that may stop early
 
 
 def rolled(file, head):
     """The walks, adds and removes of `head` when it is a chain by hand."""
     key = (file, head)
-    if key not in walks or key not in adds:
+    calling = [p for p in walks.get(key, [])
+               if (p.file, p.line) not in stopped]
+    if not calling or key not in adds:
         return None
-    return (walks[key], adds[key],
+    return (calling, adds[key],
             removes.get((file, members.get(key)), []))
 
 
@@ -163,6 +169,48 @@ H << bare.H;
 p << bare.p;
 @@
 walks.setdefault((p[0].file, H), []).append(p[0])
+
+// A walk that may stop before the last entry (break, return, goto) looks
+// an entry up, or stops at the first that answers: no notification.
+@stops depends on walk@
+identifier H, member, l;
+expression x, t;
+iterator name list_for_each_entry, list_for_each_entry_rcu,
+  list_for_each_entry_safe, hlist_for_each_entry, hlist_for_each_entry_rcu;
+position p;
+@@
+(
+list_for_each_entry@p(x, &H, member) { <+... \( break; \| return ...; \| goto l; \) ...+> }
+|
+list_for_each_entry_rcu@p(x, &H, member, ...) { <+... \( break; \| return ...; \| goto l; \) ...+> }
+|
+list_for_each_entry_safe@p(x, t, &H, member) { <+... \( break; \| return ...; \| goto l; \) ...+> }
+|
+hlist_for_each_entry@p(x, &H, member) { <+... \( break; \| return ...; \| goto l; \) ...+> }
+|
+hlist_for_each_entry_rcu@p(x, &H, member, ...) { <+... \( break; \| return ...; \| goto l; \) ...+> }
+)
+
+@script:python@
+p << stops.p;
+@@
+stopped.add((p[0].file, p[0].line))
+
+@bare_stops depends on bare@
+identifier H, l;
+expression x;
+position p;
+@@
+(
+for@p (x = H; x; x = x->next) { <+... \( break; \| return ...; \| goto l; \) ...+> }
+|
+for@p (x = H; x != NULL; x = x->next) { <+... \( break; \| return ...; \| goto l; \) ...+> }
+)
+
+@script:python@
+p << bare_stops.p;
+@@
+stopped.add((p[0].file, p[0].line))
 
 @remove depends on walk@
 identifier member;

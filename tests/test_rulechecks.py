@@ -42,6 +42,17 @@ class RuleChecksTest(unittest.TestCase):
             with self.assertRaises(AssertionError):
                 self.collect(stamp="b", reuse=True)
 
+    def test_only_the_files_that_can_hold_a_finding_are_parsed(self):
+        files = {c.name: rulechecks.files_of(RULES, c)
+                 for c in rulechecks.CHECKS}
+        self.assertEqual(files["hand-rolled-chain"],
+                         ["hand_rolled_2005.c", "hand_rolled_modern.c"])
+        # No module_exit(), no chain API: nothing to find.
+        self.assertNotIn("register_builtin.c",
+                         files["register-without-unregister"])
+        self.assertIn("register_modern.c",
+                      files["register-without-unregister"])
+
     def test_a_wrapper_whose_chain_is_unregistered_elsewhere(self):
         found = self.collect()
         chain = SimpleNamespace(sites=[
@@ -66,7 +77,8 @@ class RuleChecksTest(unittest.TestCase):
         self.assertIn("(but other.c:7 unregisters: not counted)", text)
 
     def test_a_check_that_could_not_run_is_an_error(self):
-        broken = rulechecks.Check("broken", "no-such.cocci", "0/7", "none")
+        broken = rulechecks.Check("broken", "no-such.cocci", "0/7", "none",
+                                  ((r"\bint\b",),))
         with mock.patch.object(rulechecks, "CHECKS", (broken,)):
             found = self.collect()
             self.assertTrue(found["problems"])
