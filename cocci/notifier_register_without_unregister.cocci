@@ -3,10 +3,11 @@
 /// that registers can never safely be unloaded, since its callout would
 /// stay on the chain.  Two cases:
 ///
-/// - a function other files can call (not static) registers on a chain
-///   head defined in this file, and nothing in this file unregisters from
-///   that head: add the unregister wrapper, as the 2005 series added
-///   unregister_die_notifier() ("[RFC][PATCH 4/7]");
+/// - an exported function (EXPORT_SYMBOL*(), so modules can call it)
+///   registers on a chain head defined in this file, and nothing in this
+///   file unregisters from that head: add the unregister wrapper, as the
+///   2005 series added unregister_die_notifier() for the exported
+///   register_die_notifier() ("[RFC][PATCH 4/7]");
 /// - a module's init function registers a notifier block, and neither its
 ///   exit function nor a function that the exit function calls
 ///   unregisters it: unregister it in exit.
@@ -29,7 +30,7 @@ virtual report
 @@
 registered = {}     # (file, head) -> [(function, line)]
 unregistered = set()    # (file, head)
-statics = set()         # (file, function)
+exported = set()        # (file, function)
 module_blocks = {}      # (file, block) -> [(register function, line)]
 module_unregistered = set()     # (file, block)
 
@@ -43,12 +44,12 @@ def leaked(file):
 
 
 def open_chain(file, head):
-    """The non-static wrappers registering on `head` when nothing in the
+    """The exported wrappers registering on `head` when nothing in the
     file unregisters from it."""
     if (file, head) in unregistered:
         return []
     return [(f, line) for f, line in registered.get((file, head), [])
-            if (file, f) not in statics]
+            if (file, f) in exported]
 
 @head@
 identifier H;
@@ -108,18 +109,22 @@ p << unreg.p;
 @@
 unregistered.add((p[0].file, H))
 
-@static_fn depends on reg@
+@export depends on reg@
+declarer name EXPORT_SYMBOL, EXPORT_SYMBOL_GPL;
 identifier F;
-type T;
 position p;
 @@
-static T F@p(...) { ... }
+(
+EXPORT_SYMBOL@p(F);
+|
+EXPORT_SYMBOL_GPL@p(F);
+)
 
 @script:python@
-F << static_fn.F;
-p << static_fn.p;
+F << export.F;
+p << export.p;
 @@
-statics.add((p[0].file, F))
+exported.add((p[0].file, F))
 
 @script:python depends on report@
 H << head.H;

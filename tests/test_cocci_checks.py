@@ -70,14 +70,6 @@ RULE_EXPECTED = {
         "register_modern.c:52": r"&leaky_reboot_nb registered with "
         r"register_reboot_notifier\(\) in the module's init and not "
         r"unregistered in demo_exit\(\)",
-        # The other fixtures' register wrappers without an unregister.
-        "redundant_lock_2005.c:41": r"task_handoff_register\(\)",
-        "redundant_lock_2005.c:65": r"cpufreq_register_notifier\(\)",
-        "redundant_lock_modern.c:47": r"counted_register\(\)",
-        "redundant_lock_modern.c:69": r"tally_register\(\)",
-        "redundant_lock_modern.c:85": r"asserted_register\(\)",
-        "redundant_lock_modern.c:104": r"alloc_register\(\)",
-        "redundant_lock_modern.c:118": r"try_register\(\)",
     },
     "notifier_hand_rolled_chain.cocci": {
         "hand_rolled_2005.c:36": r"usb_notify_list is a notifier chain "

@@ -648,3 +648,45 @@ class RecordedBootTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Recorded612BootTest(unittest.TestCase):
+    """The boot of the series' 6.12 integration kernel recorded in
+    tests/fixtures/runtime/6.12/ (make runtime-test, 6 December, the
+    harness of 2148b5a), analysed against today's YAML."""
+
+    def setUp(self):
+        boot = runtime.last_boot("6.12", os.path.join(FIXTURES, "no-out"))
+        self.classes = runtime.yaml_classes("6.12")
+        self.rec, self.result = runtime.analyse(
+            boot.console, boot.details, self.classes,
+            trace_port=boot.trace_port)
+        self.boot = boot
+
+    def test_every_step_reached_what_it_meant(self):
+        r = self.result
+        self.assertTrue(r["trace_complete"] and r["trace_header"])
+        self.assertEqual((r["trace_lost"], r["unparsed"], r["dump"]),
+                         (0, [], "complete"))
+        self.assertTrue(r["early_boot_ends"])
+        self.assertEqual([s["text"] for s in r["splats"]
+                          if not s["expected"]], [])
+        for s in r["steps"]:
+            self.assertEqual(s["status"], "done", s)
+            self.assertTrue(s["marked"], s)
+            self.assertEqual(sorted(s["reached"]), sorted(s["meant"]), s)
+        self.assertGreaterEqual(r["coverage"]["seen"], 32)
+
+    def test_the_raw_register_under_random_ready_lock_is_caught(self):
+        # core-patch/6.12/0005 registers on the atomic chain with
+        # raw_notifier_chain_register() under a spinlock of random.c's
+        # own, interrupts off: a writer that bypasses the head's rwsem,
+        # which the audit could not place (a cast pointer) and the boot
+        # shows.
+        self.assertEqual(self.result["contradictions"], [
+            "random_ready_notifier (drivers/char/random.c, atomic): "
+            "registration in atomic context (irqs-off, preempt-off) at "
+            "execute_with_initialized_rng+0x63/0x70 (trace.log:488)"])
+        m = runtime.mutant(self.boot.console, self.boot.details,
+                           self.classes, trace_port=self.boot.trace_port)
+        self.assertTrue(m["caught_by"], m)
