@@ -18,7 +18,8 @@
 /// (break, return, goto) looks an entry up, or takes the first that
 /// answers, and is no notification.  The notifier core's own walk is not
 /// reported either: its heads are the chains' own (*nl), no list of the
-/// file.
+/// file.  Nor is a list declared inside a function, built and used up
+/// there.
 //
 // Confidence: Moderate
 // Copyright: (C) 2026 the notifier-series authors.
@@ -39,6 +40,7 @@ removes = {}    # (file, member) -> [remove position]
 members = {}    # (file, head) -> the name of the list member
 reported = set()        # (file, head)
 stopped = set()         # (file, line) of walks that may stop early
+locals_ = set()         # (file, head) of lists local to a function
 
 
 def rolled(file, head):
@@ -46,7 +48,7 @@ def rolled(file, head):
     key = (file, head)
     calling = [p for p in walks.get(key, [])
                if (p.file, p.line) not in stopped]
-    if not calling or key not in adds:
+    if not calling or key not in adds or key in locals_:
         return None
     return (calling, adds[key],
             removes.get((file, members.get(key)), []))
@@ -64,7 +66,8 @@ def tell(head, p, report=None):
         cocci.print_main("%s: a notifier chain written by hand" % head, w)
         cocci.print_secs("added to", a)
         return
-    report(w[0], "WARNING: %s is a notifier chain written by hand: walked "
+    first = min(w, key=lambda p: int(p.line))
+    report(first, "WARNING: %s is a notifier chain written by hand: walked "
            "calling each entry's callback on line %s, added to on line %s, "
            "%s; make it a struct notifier_head (the 2005 series' USB "
            "conversion is the model)" % (head, lines(w), lines(a),
@@ -211,6 +214,30 @@ for@p (x = H; x != NULL; x = x->next) { <+... \( break; \| return ...; \| goto l
 p << bare_stops.p;
 @@
 stopped.add((p[0].file, p[0].line))
+
+// A list of a function's own, built and used up there, is no chain.
+@own_list depends on walk@
+identifier f, H;
+declarer name LIST_HEAD, HLIST_HEAD;
+position p;
+@@
+f(...) {
+  ... when any
+(
+  LIST_HEAD@p(H);
+|
+  struct list_head H@p;
+|
+  struct hlist_head H@p;
+)
+  ... when any
+}
+
+@script:python@
+H << own_list.H;
+p << own_list.p;
+@@
+locals_.add((p[0].file, H))
 
 @remove depends on walk@
 identifier member;

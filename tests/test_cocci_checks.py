@@ -67,7 +67,7 @@ RULE_EXPECTED = {
         r"from it",
         "register_modern.c:8": r"demo_register_event_notifier\(\) registers "
         r"on demo_event_chain on line 12",
-        "register_modern.c:52": r"&leaky_reboot_nb registered with "
+        "register_modern.c:57": r"&leaky_reboot_nb registered with "
         r"register_reboot_notifier\(\) in the module's init and not "
         r"unregistered in demo_exit\(\)",
     },
@@ -122,6 +122,7 @@ class CocciCheckTest(unittest.TestCase):
                     m = re.match(r"^(\S+?:\d+):\d+-\d+: WARNING: (.*)$",
                                  line)
                     self.assertTrue(m, line)
+                    self.assertNotIn(m[1], found, lines)
                     found[m[1]] = m[2]
                 self.assertEqual(sorted(found), sorted(expected))
                 for where, pattern in expected.items():
