@@ -316,11 +316,10 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     items, unused = judged(kver, work, jobs, entries, lambda: model, depth)
     problems += unused
     report = audit(model, entries, facts, problems, items)
-    source = pristine_checkout(tree.prepare(kver, work))
     os.makedirs(os.path.join(out, kver), exist_ok=True)
-    rules = rulechecks.collect(source, jobs,
+    rules = rulechecks.collect(model.root, jobs,
                                os.path.join(out, kver, "rules.json"),
-                               rulechecks.stamp_of(source), reuse)
+                               rulechecks.stamp_of(model.root), reuse)
     report["rules"] = rulechecks.audit_items(rules, model)
     report["rule_counts"] = rulechecks.counts(report["rules"])
     report["rule_seconds"] = rules["seconds"]

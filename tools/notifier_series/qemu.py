@@ -80,8 +80,9 @@ def boot(cmd, console_log, timeout, on_line=None, restart_grace=None,
                 break
             except subprocess.TimeoutExpired:
                 now = time.monotonic()
-                if _sizes(activity) != sizes:
-                    sizes, last[0] = _sizes(activity), now
+                grown = _sizes(activity)
+                if grown != sizes:
+                    sizes, last[0] = grown, now
                 if restart_grace is not None and down[0] is not None and (
                         now - max(down[0], printed[0]) >= restart_grace
                         or now - down[0] >= silence):

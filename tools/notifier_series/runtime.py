@@ -219,6 +219,16 @@ def identify(events, details):
             for keys in candidates(events, details)]
 
 
+# The record's operations, by the event that says each; and the classes
+# that each contradicts when it happens in atomic context: a blocking
+# chain called there, a writer of an atomic or blocking chain there.
+OPS = {"notifier_call": "calls", "notifier_register": "registrations",
+       "notifier_unregister": "unregistrations"}
+BROKEN_BY = {"calls": ("blocking",),
+             "registrations": ("atomic", "blocking"),
+             "unregistrations": ("atomic", "blocking")}
+
+
 def _context_record(events):
     contexts = Counter()
     samples = {}
@@ -238,14 +248,17 @@ def record(events, details, classes, build_dir):
     unidentified = defaultdict(list)
     maybe = defaultdict(set)
     against = defaultdict(list)
+
+    def class_of(key):
+        return classes.get(key, details[key].get("class"))
+
     for e, keys in zip(events, candidates(events, details)):
         if len(keys) == 1:
             by_key[keys[0]].append(e)
             continue
         unidentified[e.chain].append(e)
         maybe[e.chain].update(keys)
-        said = _against(e, [(k, classes.get(k, details[k].get("class")))
-                            for k in keys])
+        said = _against(e, [(k, class_of(k)) for k in keys])
         if said:
             against[e.chain].append(said)
     chains = []
@@ -256,16 +269,15 @@ def record(events, details, classes, build_dir):
             ops[e.event].append(e)
         chains.append({
             "chain": key[0], "defined": key[1],
-            "class": classes.get(key, d.get("class")),
+            "class": class_of(key),
             # A chain seen running is compiled in, whatever the files say.
             "compiled_in": (True if mine else compiled_in(d, build_dir))
             if build_dir else None,
             "seen": bool(mine),
             "steps": sorted({e.step for e in mine if e.step}),
             "heads": sorted({e.chain for e in mine}),
-            "calls": _context_record(ops["notifier_call"]),
-            "registrations": _context_record(ops["notifier_register"]),
-            "unregistrations": _context_record(ops["notifier_unregister"]),
+            **{op: _context_record(ops[event])
+               for event, op in OPS.items()},
             "callouts": dict(Counter(e.cb for e in ops["notifier_run"])),
         })
     return {"chains": chains,
@@ -274,8 +286,7 @@ def record(events, details, classes, build_dir):
                  "callers": sorted({e.function for e in evs if e.caller}),
                  "callouts": sorted({e.cb for e in evs if e.cb}),
                  "candidates": [{"chain": k[0], "defined": k[1],
-                                 "class": classes.get(k, details[k].get(
-                                     "class"))}
+                                 "class": class_of(k)}
                                 for k in sorted(maybe[token])],
                  "atomic": sorted({f"{e.event} in "
                                    f"{', '.join(e.contexts)} at {e.where}"
@@ -289,12 +300,10 @@ def _against(e, candidates):
     its `candidates` [(key, class)] it belongs to: a call in atomic
     context when they are all blocking, a write in atomic context when
     they are all atomic or blocking; else None."""
-    if not e.atomic or not candidates:
+    op = OPS.get(e.event)
+    if not e.atomic or not candidates or not op:
         return None
-    classes = {c for _, c in candidates}
-    writes = e.event in ("notifier_register", "notifier_unregister")
-    if classes == {"blocking"} and e.event == "notifier_call" or \
-            writes and classes <= {"atomic", "blocking"}:
+    if all(c in BROKEN_BY[op] for _, c in candidates):
         return (f"{e.event} in {', '.join(e.contexts)} at {e.caller} "
                 f"({e.where}), not told apart from "
                 + ", ".join(f"{k[0]} ({k[1]}, {c})"
@@ -339,10 +348,8 @@ def contradictions(chains, splats, lines, unidentified=()):
         found += [f"{u['head']}: {c}" for c in u["contradictions"]]
     for c in chains:
         name = f"{c['chain']} ({c['defined']}, {c['class']})"
-        ops = ["calls"] if c["class"] == "blocking" else []
-        if c["class"] in ("atomic", "blocking"):
-            ops += ["registrations", "unregistrations"]
-        for op in ops:
+        for op in [op for op, broken in BROKEN_BY.items()
+                   if c["class"] in broken]:
             samples = c[op]["samples"]
             bad = [ctx for ctx in samples if ctx in ftrace.ATOMIC_CONTEXTS]
             if bad:
@@ -399,8 +406,7 @@ def analyse(lines, details, classes, build_dir=None, trace_port=None):
     compiled = [c for c in rec["chains"] if c["compiled_in"]]
     unknown = sorted(c["chain"] for c in rec["chains"]
                      if build_dir and c["compiled_in"] is None)
-    dump = trace.dump
-    dumped = dump == "complete"
+    dumped = trace.dump == "complete"
     workload = steps(lines, dumped)
     names = {c["chain"] for c in rec["chains"]}
     for s in workload:
@@ -416,7 +422,7 @@ def analyse(lines, details, classes, build_dir=None, trace_port=None):
         "events": len(trace.events), "trace_complete": trace.complete,
         "trace_header": trace.header, "trace_lost": trace.lost,
         "unparsed": trace.unparsed, "early_boot_ends": trace.boot_ends,
-        "power_off_dump": dumped, "dump": dump,
+        "power_off_dump": dumped, "dump": trace.dump,
         "splats": splats, "steps": workload,
         "coverage": {"seen": len(seen),
                      "compiled_in": len(compiled) if build_dir else None,
