@@ -1,8 +1,8 @@
 """The 2005 rules' checks over a tree as the audit runs them
 (notifier_series/rulechecks.py): spatch --dir over the fixtures of
 tests/fixtures/rules/, the findings kept and reused, a register wrapper
-whose chain another file unregisters from, and a check that could not
-run."""
+whose chain another file unregisters from, a check that could not run,
+and spatch's scratch folders kept out of the tree."""
 
 import os
 import tempfile
@@ -85,6 +85,27 @@ class RuleChecksTest(unittest.TestCase):
             self.assertFalse(os.path.exists(self.cached))
             with self.assertRaises(Error):
                 rulechecks.audit_items(found, SimpleNamespace(chains={}))
+
+    def test_spatch_leaves_nothing_in_the_tree(self):
+        # spatch --jobs keeps a folder of its own while it runs, in its
+        # working directory unless told: a killed run left two in CI's
+        # 6.1 tree, which the next stage then refused as local changes.
+        seen = []
+
+        def run_logged(cmd, log_path, *args, cwd=None, **kwargs):
+            seen.append((cmd, cwd))
+            open(log_path, "w", encoding="utf-8").close()
+            return 0
+
+        check = rulechecks.CHECKS[0]
+        with mock.patch.object(rulechecks, "run_logged", run_logged):
+            rulechecks.run_check(RULES, check, 2, os.path.join(
+                self.folder.name, "check.log"))
+        (cmd, cwd), = seen
+        self.assertIn("--tmp-dir", cmd)
+        scratch = os.path.realpath(cmd[cmd.index("--tmp-dir") + 1])
+        self.assertFalse(scratch.startswith(os.path.realpath(cwd) + os.sep))
+        self.assertFalse(os.path.exists(os.path.dirname(scratch)))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ sites it names."""
 import os
 import re
 import subprocess
+import tempfile
 from dataclasses import asdict, dataclass
 
 from . import output, tree
@@ -130,7 +131,9 @@ def _read(source, name):
 def run_check(source, check, jobs, log_path):
     """(findings, problems, files parsed) of `check` over the checkout
     `source`, each file on its own (--file-groups); spatch's output goes
-    to `log_path`."""
+    to `log_path`.  spatch runs in `source` for the findings' paths to be
+    relative to it, but its temporary folders (--jobs) go outside it: one
+    left by a killed run would be a local change of the user's tree."""
     files = files_of(source, check)
     groups = os.path.splitext(log_path)[0] + ".groups"
     with open(groups, "w", encoding="utf-8") as f:
@@ -142,8 +145,10 @@ def run_check(source, check, jobs, log_path):
            "--chunksize", "1"]
     if os.path.exists(log_path):
         os.remove(log_path)
-    rc = run_logged(cmd, log_path, check.cocci, cwd=source,
-                    count=("found", REPORT_LINE.match))
+    with tempfile.TemporaryDirectory(prefix="spatch-") as scratch:
+        cmd += ["--tmp-dir", os.path.join(scratch, check.name)]
+        rc = run_logged(cmd, log_path, check.cocci, cwd=source,
+                        count=("found", REPORT_LINE.match))
     os.remove(groups)
     problems = [] if rc == 0 else [
         f"spatch exited {rc} on {check.cocci}; the end of {log_path}:\n"
