@@ -185,7 +185,13 @@ class Tree:
 
     def resolve(self, expr, site):
         """The chain that the chain argument `expr` of `site` names, or a
-        string saying why it is not known."""
+        string saying why it is not known.  A head's own list taken for
+        another kind's head, `(struct raw_notifier_head *)&x.head`, is a
+        use of x: 6.12's random.c registers so on an atomic chain."""
+        m = re.match(r"^\( struct \w+_notifier_head \* \) & (\w+) \. head$",
+                     expr)
+        if m:
+            return self._symbol(m.group(1), site)
         m = re.match(r"^& (\w+)(?: \[ .* \])?$", expr)
         if m:
             return self._symbol(m.group(1), site)
