@@ -6,7 +6,9 @@
 /// of before 2006 become ATOMIC_NOTIFIER_HEAD() or BLOCKING_NOTIFIER_HEAD(),
 /// their calls of notifier_chain_register() and friends keeping the names
 /// they have.  Raw and SRCU chains, and the chains the classification
-/// excludes, are left as they are.  Chains walked by hand are reported for
+/// excludes, are left as they are.  A static lock that guards nothing but
+/// converted chains, which their heads now protect, is removed with its
+/// definition (the 3/7 of 2005).  Chains walked by hand are reported for
 /// a person to fold onto the chain API.
 ///
 /// The classes come from the JSON file named by NOTIFIER_CLASSES in the
@@ -120,6 +122,46 @@ def kind(K):
 
 def rename(api):
     return RENAMED[api.split("_notifier_", 1)[1]]
+
+
+# The static locks of the file: name -> {"line", "uses" (lines but for
+# its critical sections and initialisation), "sections"}
+LOCKS = {}
+
+
+def section(lock, lk, ul, ops, p1, p2):
+    """Records a critical section of `lock` holding nothing but the chain
+    operations `ops` [(function, chain, other arguments)], with why it
+    must stay (None when the converted head protects what it did)."""
+    found = LOCKS[lock]
+    found["uses"] -= {int(p1[0].line), int(p2[0].line)}
+    why = None
+    if any(re.search(r"\w\s*\(", str(e) + str(es)) for _, e, es in ops):
+        why = "an argument calls a function"
+    elif any(chain_class(e) not in ("atomic", "blocking") for _, e, _ in ops):
+        why = "it guards a chain the series leaves as it is"
+    elif any("call_chain" in f for f, _, _ in ops) and lk != "down_read":
+        # An exclusive lock runs the callouts one at a time, a spinning
+        # one with preemption off: the protection of the head does neither.
+        why = "it is held around a call, which %s" % (
+            "runs the callouts with preemption off" if lk.startswith(
+                ("read_lock", "raw_", "spin_", "write_"))
+            else "runs the callouts one at a time")
+    found["sections"].append({
+        "line": int(p1[0].line), "why": why,
+        "text": "%s() under %s() on line %s, %s() on line %s" % (
+            "() and ".join(f for f, _, _ in ops), lk, p1[0].line, ul,
+            p2[0].line)})
+
+
+def lock_kept(lock):
+    """Why `lock` stays, or None when it guards nothing but converted
+    chains (the 3/7 of 2005)."""
+    found = LOCKS[lock]
+    if found["uses"] - {found["line"]}:
+        return "it has other uses: line %s" % ", ".join(
+            str(n) for n in sorted(found["uses"] - {found["line"]}))
+    return next((s["why"] for s in found["sections"] if s["why"]), None)
 
 // ---------------------------------------------------------------------
 // Matching: heads and sites, recorded with their lines
@@ -306,8 +348,199 @@ if not source(p).endswith("kernel/notifier.c"):
     record("unconverted", p, what=fn + "()",
            why="a chain walked by hand: fold it onto notifier_call_chain()")
 
+// Locks that guard nothing but converted chains: the head protects what
+// they did, and the conversion removes them (2005's 3/7).  The lock is a
+// static variable of the file, and every use of it is its definition, its
+// initialisation, or the lock and unlock of a critical section that holds
+// one or two chain operations and nothing else.  A section around a call
+// keeps the lock unless it is the read side of an rwsem: an exclusive lock
+// runs the callouts one at a time, a spinning one with preemption off, and
+// a callout may rely on either.  cocci/notifier_redundant_lock.cocci
+// reports the same locks, for any tree.
+
+@lock_def depends on patch@
+identifier L;
+declarer name DEFINE_MUTEX, DECLARE_RWSEM, DEFINE_SPINLOCK, DEFINE_RWLOCK,
+  DECLARE_MUTEX, DEFINE_SEMAPHORE, DEFINE_RAW_SPINLOCK;
+position d;
+@@
+(
+static DEFINE_MUTEX@d(L);
+|
+static DECLARE_RWSEM@d(L);
+|
+static DEFINE_SPINLOCK@d(L);
+|
+static DEFINE_RWLOCK@d(L);
+|
+static DECLARE_MUTEX@d(L);
+|
+static DEFINE_SEMAPHORE@d(L);
+|
+static DEFINE_SEMAPHORE@d(L, ...);
+|
+static DEFINE_RAW_SPINLOCK@d(L);
+|
+static struct mutex L@d;
+|
+static struct rw_semaphore L@d;
+|
+static struct semaphore L@d;
+|
+static spinlock_t L@d;
+|
+static raw_spinlock_t L@d;
+|
+static rwlock_t L@d;
+)
+
+@script:python@
+L << lock_def.L;
+d << lock_def.d;
+@@
+LOCKS[L] = {"line": int(d[0].line), "uses": set(), "sections": []}
+
+@lock_use depends on patch@
+identifier lock_def.L;
+position u;
+@@
+L@u
+
+@script:python@
+L << lock_def.L;
+u << lock_use.u;
+@@
+LOCKS[L]["uses"].add(int(u[0].line))
+
+@lock_init depends on patch@
+identifier lock_def.L;
+identifier i =~ "^(mutex_init|init_rwsem|spin_lock_init|raw_spin_lock_init|rwlock_init|sema_init|init_MUTEX)$";
+position p;
+@@
+i@p(&L, ...);
+
+@script:python@
+L << lock_def.L;
+p << lock_init.p;
+@@
+LOCKS[L]["uses"].discard(int(p[0].line))
+
+@lock_sect depends on patch@
+identifier lock_def.L;
+identifier lk =~ "^(mutex_lock|down|down_read|down_write|spin_lock|spin_lock_irq|spin_lock_irqsave|spin_lock_bh|raw_spin_lock|raw_spin_lock_irq|raw_spin_lock_irqsave|read_lock|read_lock_irq|read_lock_irqsave|read_lock_bh|write_lock|write_lock_irq|write_lock_irqsave|write_lock_bh)$";
+identifier ul =~ "^(mutex_unlock|up|up_read|up_write|spin_unlock|spin_unlock_irq|spin_unlock_irqrestore|spin_unlock_bh|raw_spin_unlock|raw_spin_unlock_irq|raw_spin_unlock_irqrestore|read_unlock|read_unlock_irq|read_unlock_irqrestore|read_unlock_bh|write_unlock|write_unlock_irq|write_unlock_irqrestore|write_unlock_bh)$";
+identifier f1 =~ "^((atomic|blocking)_notifier_(chain_register|chain_register_unique_prio|chain_unregister|call_chain|call_chain_robust)|notifier_(chain_register|chain_unregister|call_chain))$";
+identifier f2 =~ "^((atomic|blocking)_notifier_(chain_register|chain_register_unique_prio|chain_unregister|call_chain|call_chain_robust)|notifier_(chain_register|chain_unregister|call_chain))$";
+local idexpression x1, x2;
+expression e1, e2;
+expression list es1, es2;
+position p1, p2;
+@@
+(
+lk@p1(&L, ...);
+\( f1(e1, es1); \| x1 = f1(e1, es1); \)
+ul@p2(&L, ...);
+|
+lk@p1(&L, ...);
+\( f1(e1, es1); \| x1 = f1(e1, es1); \)
+\( f2(e2, es2); \| x2 = f2(e2, es2); \)
+ul@p2(&L, ...);
+)
+
+@script:python@
+L << lock_def.L;
+lk << lock_sect.lk;
+ul << lock_sect.ul;
+f1 << lock_sect.f1;
+e1 << lock_sect.e1;
+es1 << lock_sect.es1;
+f2 << lock_sect.f2 = "";
+e2 << lock_sect.e2 = "";
+es2 << lock_sect.es2 = "";
+p1 << lock_sect.p1;
+p2 << lock_sect.p2;
+@@
+section(L, lk, ul, [(f, e, es) for f, e, es in ((f1, e1, es1), (f2, e2, es2))
+                    if f], p1, p2)
+
+// The flags of an irqsave section, removed with the lock when nothing
+// else in the function uses them.
+@lock_flags depends on patch@
+identifier lock_def.L;
+identifier lk =~ "_irqsave$";
+identifier fn, fl;
+@@
+fn(...) { <+... lk(&L, fl) ...+> }
+
+@script:python@
+L << lock_def.L;
+d << lock_def.d;
+@@
+if LOCKS[L]["sections"]:
+    kept = lock_kept(L)
+    record("lock", d, lock=L, removed=kept is None, why=kept,
+           sections=[s["text"] for s in sorted(LOCKS[L]["sections"],
+                                               key=lambda s: s["line"])])
+if lock_kept(L) is not None or not LOCKS[L]["sections"]:
+    cocci.include_match(False)
+
 // ---------------------------------------------------------------------
 // Changes.  Each is decided by name, or by a position taken above.
+
+// The locks found above to guard nothing but converted chains: every use
+// of one is its definition, or a statement that takes, releases or
+// initialises it.
+@depends on patch@
+identifier lock_def.L;
+position lock_def.d;
+declarer name DEFINE_MUTEX, DECLARE_RWSEM, DEFINE_SPINLOCK, DEFINE_RWLOCK,
+  DECLARE_MUTEX, DEFINE_SEMAPHORE, DEFINE_RAW_SPINLOCK;
+@@
+(
+- static DEFINE_MUTEX@d(L);
+|
+- static DECLARE_RWSEM@d(L);
+|
+- static DEFINE_SPINLOCK@d(L);
+|
+- static DEFINE_RWLOCK@d(L);
+|
+- static DECLARE_MUTEX@d(L);
+|
+- static DEFINE_SEMAPHORE@d(L);
+|
+- static DEFINE_SEMAPHORE@d(L, ...);
+|
+- static DEFINE_RAW_SPINLOCK@d(L);
+|
+- static struct mutex L@d;
+|
+- static struct rw_semaphore L@d;
+|
+- static struct semaphore L@d;
+|
+- static spinlock_t L@d;
+|
+- static raw_spinlock_t L@d;
+|
+- static rwlock_t L@d;
+)
+
+@depends on patch@
+identifier lock_def.L;
+identifier fn;
+@@
+- fn(&L, ...);
+
+@depends on patch@
+identifier lock_flags.fn, lock_flags.fl;
+type T;
+@@
+fn(...) {
+  ... when != fl
+- T fl;
+  ... when != fl
+}
 
 @init depends on patch@
 identifier I =~ "^(ATOMIC|BLOCKING)_INIT_NOTIFIER_HEAD$";

@@ -222,6 +222,31 @@ class CoverLetterTest(unittest.TestCase):
         self.assertIn("The 1 patches that fix them come before the core "
                       "patch", text)
 
+    def test_the_2005_rule_checks_and_the_locks_removed(self):
+        rules = {"redundant-lock": [{"at": "x.c:3", "message": "x_lock "
+                                     "guards nothing but notifier chain "
+                                     "operations"}],
+                 "register-without-unregister": [],
+                 "hand-rolled-chain": [{"at": "y.c:5", "message": "y_list "
+                                        "is a notifier chain written by "
+                                        "hand"}]}
+        locks = [{"file": "x.c", "line": 3, "lock": "x_lock",
+                  "sections": [], "why": None}]
+        entries = [{"chain": "x_chain", "defined": "drivers/x.c",
+                    "declared": "atomic", "class": "excluded",
+                    "reason": "made raw by a fix"}]
+        text = series.cover_letter("6.1", "6.1.192", entries, [], [], [],
+                                   [], rules, locks)
+        flat = " ".join(text.split())
+        self.assertIn("found 1 locks that guard nothing but chain "
+                      "operations (3/7), 0 chains registered on", flat)
+        self.assertIn("The conversion removes 1 of the locks", flat)
+        self.assertIn("- 7/7 hand-rolled-chain: y.c:5: y_list is a", text)
+        self.assertIn("x_chain (atomic)\n    made raw by a fix", text)
+        self.assertIn("have not run on this tree", " ".join(
+            series.cover_letter("6.1", "6.1.192", [], [], [], [],
+                                []).split()))
+
     def test_no_violation(self):
         text = self.letter([])
         self.assertIn("no site that breaks the context rule", text)

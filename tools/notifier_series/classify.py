@@ -177,6 +177,20 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
     return model, facts
 
 
+def rule_findings(kver, out, kernel_tree):
+    """The findings of the 2005 series' other rule checks that the last
+    audit of `kver` (out/<kver>/audit.json) holds, when they were made on
+    the pristine tree and by the checks of today; else None."""
+    path = os.path.join(out, kver, "audit.json")
+    if not os.path.exists(path):
+        return None
+    report = output.read_json(path)
+    source = pristine_checkout(kernel_tree)
+    if report.get("rules_stamp") != rulechecks.stamp_of(source):
+        return None
+    return report["rules"]
+
+
 def violations_of(model, entries):
     """The rule violations of a tree's chains by their classes in
     `entries` (the declared kind for a chain missing from them)."""
@@ -321,6 +335,7 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
                                os.path.join(out, kver, "rules.json"),
                                rulechecks.stamp_of(model.root), reuse)
     report["rules"] = rulechecks.audit_items(rules, model)
+    report["rules_stamp"] = rules["stamp"]
     report["rule_counts"] = rulechecks.counts(report["rules"])
     report["rule_seconds"] = rules["seconds"]
     add_observations(report, runtime.load_observations(kver, out),

@@ -378,6 +378,8 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
         "unconverted": [f"{f}:{n}: {why}" for f, n, why in unconverted],
         "converted_by_text": by_hand,
         "comments_renamed": comments,
+        "locks_removed": locks(records, True),
+        "locks_kept": locks(records, False),
         "init_unresolved": unresolved,
         "spatch_problems": problems, "errors": errors,
         "seconds": round(time.monotonic() - start, 1),
@@ -395,6 +397,22 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
     return report
 
 
+def locks(records, removed):
+    """The locks of chain operations that the conversion removed (2005's
+    3/7), or kept and why: [{"file", "line", "lock", "sections", "why"}]."""
+    return sorted(({k: r[k] for k in ("file", "line", "lock", "sections",
+                                      "why")}
+                   for r in records if r["kind"] == "lock" and
+                   r["removed"] == removed),
+                  key=lambda r: (r["file"], r["line"]))
+
+
+def lock_line(r):
+    return (f"{r['file']}:{r['line']}: {r['lock']}: "
+            + "; ".join(r["sections"])
+            + (f" (kept: {r['why']})" if r["why"] else ""))
+
+
 def summary(report):
     lines = [f"    {len(report['files_changed'])} files changed of "
              f"{report['files_searched']} searched, "
@@ -409,6 +427,10 @@ def summary(report):
     if report.get("comments_renamed"):
         lines.append(f"    {len(report['comments_renamed'])} comment lines "
                      "now name the new API")
+    lines += [f"    removed, guarding nothing but the chain: {lock_line(r)}"
+              for r in report["locks_removed"]]
+    lines += [f"    lock of chain operations kept: {lock_line(r)}"
+              for r in report["locks_kept"]]
     lines += [f"    not converted: {u}" for u in report["unconverted"]]
     lines += [f"    kind kept: {u}" for u in report["init_unresolved"]]
     lines += [f"    spatch: {p}" for p in report["spatch_problems"]]

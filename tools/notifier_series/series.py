@@ -10,7 +10,8 @@ import re
 import time
 
 from . import (boottest, checkpatch, classification, classify, compiletest,
-               convert_tree, gate, maintainers, output, split, tree)
+               convert_tree, gate, maintainers, output, rulechecks, split,
+               tree)
 from .patches import commit_ids, core_patches as patches_of_core, \
     scratch_apply
 from .progress import Error, Step, say
@@ -83,7 +84,7 @@ def build_series(kver, work, out, jobs, stage):
         by_text.setdefault(path, []).append(f"{path}:{line}")
     try:
         _commit_groups(git, core, converted, groups, together, entries,
-                       by_text, kver, stage)
+                       by_text, report["locks_removed"], kver, stage)
     except BaseException:
         # Leave the tree clean, on the core branch, for the next run.
         tree.git(git, "reset", "-q", "--hard")
@@ -93,7 +94,7 @@ def build_series(kver, work, out, jobs, stage):
 
 
 def _commit_groups(git, core, converted, groups, together, entries, by_text,
-                   kver, stage):
+                   locks, kver, stage):
     prefixes = split.prefixes(groups)
     with Step(f"committing {len(groups)} subsystem patches on {BRANCH}"):
         tree.git(git, "checkout", "-q", "-B", BRANCH, core)
@@ -106,8 +107,9 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                         for fs, chain in together if set(fs) & set(files)),
                        None)
             lines = [x for f in files for x in by_text.get(f, [])]
+            removed = [r for r in locks if r["file"] in files]
             text = split.message(prefixes[section], section, files, diff,
-                                 entries, kver, why, lines)
+                                 entries, kver, why, lines, removed)
             commit(git, files, text, stage)
         if tree.git(git, "diff", "--stat", BRANCH, converted).strip():
             raise Error("the subsystem patches do not add up to the "
@@ -156,8 +158,10 @@ def applies(path, patch_files):
 
 
 def cover_letter(kver, version, entries, groups, checks, patches,
-                 violations):
-    """The body of the cover letter."""
+                 violations, rules=None, locks=()):
+    """The body of the cover letter.  `rules` are the audit's findings of
+    the 2005 series' other rule checks (None when the audit of this tree
+    has none), `locks` the locks that the conversion removed."""
     by_class = {"blocking": [], "atomic": [], "excluded": []}
     for e in entries:
         by_class[e["class"]].append(e)
@@ -203,9 +207,12 @@ def cover_letter(kver, version, entries, groups, checks, patches,
     lines += listing(by_class["atomic"])
     lines += ["", "Left alone (raw chains: their callers provide the locking;",
               "SRCU chains: SRCU protects their readers):", ""]
-    lines += [f"{e['defined'] + ':':<{width}}{e['chain']} ({e['declared']})"
-              for e in sorted(by_class["excluded"],
-                              key=lambda e: (e["defined"], e["chain"]))]
+    for e in sorted(by_class["excluded"],
+                    key=lambda e: (e["defined"], e["chain"])):
+        lines.append(f"{e['defined'] + ':':<{width}}{e['chain']} "
+                     f"({e['declared']})")
+        if e["declared"] not in ("raw", "srcu"):
+            lines += split.wrap(e["reason"], indent="    ", hanging="    ")
     fixes = [v for v in violations if v["status"] == "fixed"]
     lines += [""] + split.wrap(
         "The rule checks of the classification (writers in process "
@@ -222,11 +229,39 @@ def cover_letter(kver, version, entries, groups, checks, patches,
             "before the core patch, which changes the rule, so that every "
             "point of the series is free of them; they are independent of "
             "the rest and can go through their subsystems' trees.")
+    lines += [""] + rule_findings(rules, locks)
     lines += ["", "Checks run on the series:", ""]
     lines += [f"  - {line}" for line in checks]
     lines += ["", f"{len(patches)} patches: the core patches, "
               f"{len(groups)} subsystem patches, the removal."]
     return "\n".join(lines) + "\n"
+
+
+def rule_findings(rules, locks):
+    """The cover letter's paragraph on the 2005 series' patches 3/7, 4/7
+    and 7/7: what their rule checks found, and what the series does."""
+    if rules is None:
+        return split.wrap(
+            "The rule checks of the 2005 series' other patches (redundant "
+            "locks, register without unregister, chains written by hand) "
+            "have not run on this tree: make classify writes them.")
+    counts = rulechecks.counts(rules)
+    lines = split.wrap(
+        "The rule checks of the 2005 series' other patches found "
+        f"{counts['redundant-lock']} locks that guard nothing but chain "
+        "operations (3/7), "
+        f"{counts['register-without-unregister']} chains registered on and "
+        "never unregistered from (4/7), and "
+        f"{counts['hand-rolled-chain']} notifier chains written by hand "
+        "(7/7)."
+        + (f"  The conversion removes {len(locks)} of the locks, each in "
+           "its chain's patch." if locks else "")
+        + "  The others are for their maintainers to look at, as the "
+        "USB core's hand-rolled list was folded onto a notifier chain "
+        "in 2005:")
+    found = rulechecks.lines(rules)
+    return lines + ([""] + [f"  - {line}" for line in found] if found
+                    else [])
 
 
 def gate_fix_names(violations):
@@ -417,7 +452,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
               "conversion": {k: conversion[k] for k in (
                   "chains_converted", "files_changed", "converted_by_text",
                   "unconverted", "init_unresolved", "typed_api_left",
-                  "second_run_files_changed")}}
+                  "second_run_files_changed")},
+              "locks_removed": conversion.get("locks_removed", [])}
     with Step(f"checkpatch.pl --strict on {len(files)} patches"):
         cp = checkpatch.run(git, files, jobs)
     with open(os.path.join(stage, "checkpatch.txt"), "w",
@@ -458,7 +494,9 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     report["green"] = green(report)
     report["seconds"] = round(time.monotonic() - start, 1)
     _write_cover(cover, kver, kernel_tree.version, entries, groups,
-                 report["summary"], files, items)
+                 report["summary"], files, items,
+                 classify.rule_findings(kver, out, kernel_tree),
+                 conversion.get("locks_removed", []))
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
@@ -470,7 +508,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
 
 
 def _write_cover(cover, kver, version, entries, groups, checks, files,
-                 violations):
+                 violations, rules, locks):
     with open(cover, encoding="utf-8") as f:
         text = f.read()
     text = text.replace("*** SUBJECT HERE ***",
@@ -478,6 +516,7 @@ def _write_cover(cover, kver, version, entries, groups, checks, files,
                         "notifier_head")
     text = text.replace("*** BLURB HERE ***",
                         cover_letter(kver, version, entries, groups, checks,
-                                     files, violations).rstrip("\n"))
+                                     files, violations, rules,
+                                     locks).rstrip("\n"))
     with open(cover, "w", encoding="utf-8") as f:
         f.write(text)

@@ -108,7 +108,7 @@ def chains_named(diff, entries):
 
 
 def message(subject_prefix, section, files, diff, entries, kver,
-            why_together=None, by_text=()):
+            why_together=None, by_text=(), locks=()):
     """The commit message of one subsystem's conversion."""
     lines = [f"{subject_prefix}: {SUBJECT}", ""]
     defined = [e for e in entries if e["defined"] in files]
@@ -144,6 +144,11 @@ def message(subject_prefix, section, files, diff, entries, kver,
     lines.append("")
     if why_together:
         lines += wrap(why_together)
+        lines.append("")
+    for r in locks:
+        lines += wrap(f"Remove {r['lock']} ({r['file']}), which guarded "
+                      "nothing but the chain operations that the head now "
+                      "protects itself: " + "; ".join(r["sections"]) + ".")
         lines.append("")
     assembly = [x for x in by_text if x.rpartition(":")[0].endswith(".S")]
     parsed = [x for x in by_text if x not in assembly]
