@@ -124,9 +124,10 @@ def rename(api):
     return RENAMED[api.split("_notifier_", 1)[1]]
 
 
-# The static locks of the file: name -> {"line", "uses" (lines but for
-# its critical sections and initialisation), "sections"}
+# The static locks of the file: name -> {"line", "header", "uses" (lines
+# but for its critical sections and initialisation), "sections"}
 LOCKS = {}
+SPINNING = ("spin_", "raw_spin_", "read_lock", "write_lock")
 
 
 def section(lock, lk, ul, ops, p1, p2):
@@ -135,18 +136,27 @@ def section(lock, lk, ul, ops, p1, p2):
     must stay (None when the converted head protects what it did)."""
     found = LOCKS[lock]
     found["uses"] -= {int(p1[0].line), int(p2[0].line)}
+    calls = any("call_chain" in f for f, _, _ in ops)
     why = None
     if any(re.search(r"\w\s*\(", str(e) + str(es)) for _, e, es in ops):
         why = "an argument calls a function"
     elif any(chain_class(e) not in ("atomic", "blocking") for _, e, _ in ops):
         why = "it guards a chain the series leaves as it is"
-    elif any("call_chain" in f for f, _, _ in ops) and lk != "down_read":
+    elif len(ops) > 1:
+        why = ("it makes two chain operations one, on line %s, which the "
+               "head does not" % p1[0].line)
+    elif lk.startswith(SPINNING) and not calls:
+        # From the core patch on, the writer sleeps under it: a fix placed
+        # before the core patch has to remove it, not this conversion.
+        why = ("a writer under a spinning lock sleeps in atomic context "
+               "from the core patch on: a fix before it removes the lock")
+    elif calls and lk != "down_read":
         # An exclusive lock runs the callouts one at a time, a spinning
         # one with preemption off: the protection of the head does neither.
         why = "it is held around a call, which %s" % (
-            "runs the callouts with preemption off" if lk.startswith(
-                ("read_lock", "raw_", "spin_", "write_"))
-            else "runs the callouts one at a time")
+            "runs the callouts with preemption off"
+            if lk.startswith(SPINNING) else
+            "runs the callouts one at a time")
     found["sections"].append({
         "line": int(p1[0].line), "why": why,
         "text": "%s() under %s() on line %s, %s() on line %s" % (
@@ -158,6 +168,8 @@ def lock_kept(lock):
     """Why `lock` stays, or None when it guards nothing but converted
     chains (the 3/7 of 2005)."""
     found = LOCKS[lock]
+    if found["header"]:
+        return "it is defined in a header, which other files may include"
     if found["uses"] - {found["line"]}:
         return "it has other uses: line %s" % ", ".join(
             str(n) for n in sorted(found["uses"] - {found["line"]}))
@@ -350,13 +362,16 @@ if not source(p).endswith("kernel/notifier.c"):
 
 // Locks that guard nothing but converted chains: the head protects what
 // they did, and the conversion removes them (2005's 3/7).  The lock is a
-// static variable of the file, and every use of it is its definition, its
-// initialisation, or the lock and unlock of a critical section that holds
-// one or two chain operations and nothing else.  A section around a call
-// keeps the lock unless it is the read side of an rwsem: an exclusive lock
-// runs the callouts one at a time, a spinning one with preemption off, and
-// a callout may rely on either.  cocci/notifier_redundant_lock.cocci
-// reports the same locks, for any tree.
+// static variable of a .c file, and every use of it is its definition,
+// its initialisation, or the lock and unlock of a critical section that
+// holds one chain operation and nothing else.  A sleeping lock only: a
+// writer under a spinning one breaks the rule of the new head from the
+// core patch on, so a fix before it removes such a lock.  A section
+// around a call keeps the lock unless it is the read side of an rwsem: an
+// exclusive lock runs the callouts one at a time, and a callout may rely
+// on that.  cocci/notifier_redundant_lock.cocci reports these locks and
+// more, for any tree: the spinning ones, those of SRCU chains, and those
+// whose sections hold two operations.
 
 @lock_def depends on patch@
 identifier L;
@@ -398,7 +413,8 @@ static rwlock_t L@d;
 L << lock_def.L;
 d << lock_def.d;
 @@
-LOCKS[L] = {"line": int(d[0].line), "uses": set(), "sections": []}
+LOCKS[L] = {"line": int(d[0].line), "uses": set(), "sections": [],
+            "header": not source(d).endswith(".c")}
 
 @lock_use depends on patch@
 identifier lock_def.L;
@@ -424,6 +440,27 @@ L << lock_def.L;
 p << lock_init.p;
 @@
 LOCKS[L]["uses"].discard(int(p[0].line))
+
+// An initialisation that is the branch of an if is another use: removing
+// it would leave the if without a statement.
+@lock_init_cond depends on patch@
+identifier lock_def.L;
+identifier i =~ "^(mutex_init|init_rwsem|spin_lock_init|raw_spin_lock_init|rwlock_init|sema_init|init_MUTEX)$";
+expression c;
+statement S;
+position p;
+@@
+(
+if (c) i@p(&L, ...);
+|
+if (c) S else i@p(&L, ...);
+)
+
+@script:python@
+L << lock_def.L;
+p << lock_init_cond.p;
+@@
+LOCKS[L]["uses"].add(int(p[0].line))
 
 @lock_sect depends on patch@
 identifier lock_def.L;
@@ -462,15 +499,6 @@ p2 << lock_sect.p2;
 @@
 section(L, lk, ul, [(f, e, es) for f, e, es in ((f1, e1, es1), (f2, e2, es2))
                     if f], p1, p2)
-
-// The flags of an irqsave section, removed with the lock when nothing
-// else in the function uses them.
-@lock_flags depends on patch@
-identifier lock_def.L;
-identifier lk =~ "_irqsave$";
-identifier fn, fl;
-@@
-fn(...) { <+... lk(&L, fl) ...+> }
 
 @script:python@
 L << lock_def.L;
@@ -532,15 +560,6 @@ identifier fn;
 @@
 - fn(&L, ...);
 
-@depends on patch@
-identifier lock_flags.fn, lock_flags.fl;
-type T;
-@@
-fn(...) {
-  ... when != fl
-- T fl;
-  ... when != fl
-}
 
 @init depends on patch@
 identifier I =~ "^(ATOMIC|BLOCKING)_INIT_NOTIFIER_HEAD$";

@@ -18,9 +18,9 @@
 /// An exclusive lock (a mutex, a semaphore, a spinlock, a write lock)
 /// held around a call of the chain also runs the callouts one at a time,
 /// which the chain's own protection does not (a blocking chain's readers
-/// share its rwsem, an atomic chain's share RCU): such a lock is reported
-/// apart, since removing it is safe only when no callout relies on
-/// running alone.
+/// share its rwsem, an atomic chain's share RCU), and a spinning one, a
+/// read lock too, runs them with preemption off: such a lock is reported
+/// apart, since removing it is safe only when no callout relies on that.
 //
 // Confidence: High
 // Copyright: (C) 2026 the notifier-series authors.
@@ -52,17 +52,15 @@ def redundant(file, lock):
         return None
     found = sorted(sections[key])
     return ([text for _, text, _ in found],
-            [str(line) + (" with preemption off" if alone == "atomic" else "")
-             for line, _, alone in found if alone])
+            ["%s (line %s)" % (how, line) for line, _, how in found if how])
 
 
 def message(lock, found):
     texts, alone = found
     if alone:
         return ("%s guards nothing but notifier chain operations, but runs "
-                "the callouts one at a time (line %s): remove it only if no "
-                "callout relies on that: %s" % (lock, ", ".join(alone),
-                                                 "; ".join(texts)))
+                "the callouts %s: remove it only if no callout relies on "
+                "that: %s" % (lock, ", ".join(alone), "; ".join(texts)))
     return ("%s guards nothing but notifier chain operations: %s"
             % (lock, "; ".join(texts)))
 
@@ -208,9 +206,13 @@ p2 << sect.p2;
 key = (p1[0].file, L)
 if not calls(es1) and not calls(es2):
     ops = " and ".join("%s()" % f for f in (f1, f2) if f)
-    alone = "call_chain" in f1 + f2 and not lk.startswith(("read_", "down_read"))
-    if alone and ("spin" in lk or lk.startswith("write_")):
-        alone = "atomic"
+    alone = None
+    if "call_chain" in f1 + f2 and lk != "down_read":
+        alone = "one at a time"
+        if lk.startswith("read_lock"):
+            alone = "with preemption off"
+        elif lk.startswith(("spin_", "raw_spin_", "write_lock")):
+            alone = "one at a time with preemption off"
     sections.setdefault(key, []).append((int(p1[0].line), "%s under %s() on line %s, %s() on line %s" % (ops, lk, p1[0].line, ul, p2[0].line), alone))
     uses.get(key, set()).difference_update({p1[0].line, p2[0].line})
 

@@ -48,14 +48,15 @@ RULE_EXPECTED = {
         r"\(line 34\).*register\(\) under down\(\) on line 16, up\(\) on line 18"
         r".*unregister\(\) under down\(\) on line 26",
         "redundant_lock_2005.c:40": r"handoff_lock guards nothing but "
-        r"notifier chain operations: notifier_call_chain\(\) under "
+        r"notifier chain operations, but runs the callouts with preemption "
+        r"off \(line 47\).*notifier_call_chain\(\) under "
         r"read_lock\(\) on line 47, read_unlock\(\) on line 49; "
         r"notifier_chain_register\(\) under write_lock\(\) on line 57",
         "redundant_lock_modern.c:8": r"demo_notifier_lock guards nothing "
         r"but notifier chain operations: blocking_notifier_chain_register",
         "redundant_lock_modern.c:32": r"event_lock guards nothing but "
         r"notifier chain operations, but runs the callouts one at a time "
-        r"\(line 39 with preemption off\)",
+        r"with preemption off \(line 39\)",
         # 2005's die_notifier_lock, which 4/7 removed with the rest.
         "register_2005.c:10": r"die_notifier_lock guards nothing but "
         r"notifier chain operations: notifier_chain_register\(\) under "

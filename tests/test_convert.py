@@ -60,7 +60,7 @@ class ConvertTest(unittest.TestCase):
                 self.assertEqual(want.read(), got.read())
         self.assertEqual(report["errors"], [])
         self.assertEqual(report["spatch_problems"], [])
-        self.assertEqual(report["chains_converted"], 22)
+        self.assertEqual(report["chains_converted"], 25)
         # Assembly is renamed by text; comments name the new API.
         self.assertEqual(report["converted_by_text"],
                          ["entry.S:6", "unparsed.c:11"])
@@ -68,7 +68,7 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(report["chains_excluded"], [
             "excluded.c:10: demo_legacy_chain",
             "excluded.c:13: struct demo_legacy.nh",
-            "redundant_locks.c:165: demo_left_chain"])
+            "redundant_locks.c:199: demo_left_chain"])
         unconverted = "\n".join(report["unconverted"])
         self.assertIn("by_hand_2005.c:20: a chain walked by hand", unconverted)
         self.assertIn("robust.c:19: a robust call on a chain classified "
@@ -83,22 +83,30 @@ class ConvertTest(unittest.TestCase):
         report = convert.convert(self.dir, YAML, jobs=2)
         self.assertEqual(
             [(r["lock"], r["line"]) for r in report["locks_removed"]],
-            [("demo_shared_rwsem", 12), ("demo_irq_lock", 43)])
-        self.assertEqual(
-            {r["lock"]: r["why"] for r in report["locks_kept"]}, {
-                "demo_lock": "it is held around a call, which runs the "
-                "callouts with preemption off",
-                "demo_serial_mutex": "it is held around a call, which runs "
-                "the callouts one at a time",
-                "demo_counted_lock": "it has other uses: line 112, 115",
-                "demo_percpu_lock": "it is held around a call, which runs "
-                "the callouts with preemption off",
-                "demo_left_lock": "it guards a chain the series leaves as "
-                "it is"})
+            [("demo_shared_rwsem", 14), ("demo_writers_mutex", 65)])
+        kept = {r["lock"]: r["why"] for r in report["locks_kept"]}
+        self.assertEqual(kept, {
+            "demo_lock": "it is held around a call, which runs the "
+            "callouts with preemption off",
+            "demo_irq_lock": "a writer under a spinning lock sleeps in "
+            "atomic context from the core patch on: a fix before it "
+            "removes the lock",
+            "demo_swap_rwsem": "it makes two chain operations one, on line "
+            "103, which the head does not",
+            "demo_serial_mutex": "it is held around a call, which runs "
+            "the callouts one at a time",
+            "demo_counted_lock": "it has other uses: line 146, 149",
+            "demo_percpu_lock": "it is held around a call, which runs "
+            "the callouts with preemption off",
+            "demo_left_lock": "it guards a chain the series leaves as it "
+            "is",
+            "demo_late_mutex": "it has other uses: line 219",
+            "demo_header_mutex": "it is defined in a header, which other "
+            "files may include"})
         self.assertIn("removed, guarding nothing but the chain: "
-                      "redundant_locks.c:12: demo_shared_rwsem: "
+                      "redundant_locks.c:14: demo_shared_rwsem: "
                       "blocking_notifier_chain_register() under down_write() "
-                      "on line 18, up_write() on line 20",
+                      "on line 20, up_write() on line 22",
                       convert.summary(report))
 
     def test_a_second_run_changes_nothing(self):
@@ -113,7 +121,7 @@ class ConvertTest(unittest.TestCase):
         patch = os.path.join(self.tmp, "out.patch")
         report = convert.convert(self.dir, YAML, jobs=2, patch=patch)
         self.assertEqual(sources(self.dir), before)
-        self.assertEqual(len(report["files_changed"]), 12)
+        self.assertEqual(len(report["files_changed"]), 13)
         subprocess.run(["patch", "-s", "-p1", "-i", patch], cwd=self.dir,
                        check=True)
         for name, text in sources(self.dir).items():

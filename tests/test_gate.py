@@ -41,8 +41,8 @@ chains:
   defined: drivers/demo/core.c
   declared: atomic
   class: excluded
-  reason: 'made raw by a fix, as 6.12''s random_ready_notifier: the series
-    leaves it alone, and its write under demo_lock is no violation'
+  reason: 'left alone: its head still becomes a struct notifier_head, so
+    its write under demo_lock is open until a fix makes the chain raw'
 """
 
 
@@ -100,6 +100,7 @@ class GateTest(unittest.TestCase):
         status = {(v["rule"], v["function"]): v["status"] for v in items}
         self.assertEqual(status, {
             ("write-in-atomic", "users_init"): "fixed",
+            ("write-in-atomic", "demo_register_early"): "open",
             ("atomic-callout-sleeps", "alloc_call"): "waived",
             ("unregister-in-callout", "selfish_call"): "open",
             ("register-in-callout", "again_call"): "open",
@@ -111,8 +112,8 @@ class GateTest(unittest.TestCase):
         self.assertEqual(waived["waiver"]["line"], 9)
         self.assertEqual({k: v for k, v in gate.summary(items).items()
                           if k != "items"},
-                         {"found": 5, "fixed": 1, "waived": 1, "candidate": 0,
-                          "open": 3})
+                         {"found": 6, "fixed": 1, "waived": 1, "candidate": 0,
+                          "open": 4})
 
     def test_a_waiver_of_a_real_bug_is_only_for_one_the_kernel_has(self):
         # An atomic chain's sleeping callout sleeps under rcu_read_lock()

@@ -5,6 +5,7 @@ whose chain another file unregisters from, a check that could not run,
 and spatch's scratch folders kept out of the tree."""
 
 import os
+import subprocess
 import tempfile
 import unittest
 from types import SimpleNamespace
@@ -12,7 +13,7 @@ from unittest import mock
 
 from tests import tools_path  # noqa: F401
 from tests.test_cocci_checks import RULE_EXPECTED, RULES
-from notifier_series import rulechecks
+from notifier_series import classify, output, rulechecks
 from notifier_series.progress import Error
 
 
@@ -106,6 +107,27 @@ class RuleChecksTest(unittest.TestCase):
         scratch = os.path.realpath(cmd[cmd.index("--tmp-dir") + 1])
         self.assertFalse(scratch.startswith(os.path.realpath(cwd) + os.sep))
         self.assertFalse(os.path.exists(os.path.dirname(scratch)))
+
+    def test_the_cover_letter_takes_only_findings_of_today(self):
+        repo = os.path.join(self.folder.name, "linux")
+        os.makedirs(repo)
+        for cmd in (["init", "-q"], ["-c", "user.name=T", "-c",
+                                     "user.email=t@example.org", "commit",
+                                     "-q", "--allow-empty", "-m", "x"],
+                    ["tag", "pristine"]):
+            subprocess.run(["git", "-C", repo] + cmd, check=True)
+        kernel_tree = SimpleNamespace(path=repo)
+        out = os.path.join(self.folder.name, "out")
+        audit = os.path.join(out, "9.9", "audit.json")
+        self.assertIsNone(classify.rule_findings("9.9", out, kernel_tree))
+        os.makedirs(os.path.dirname(audit))
+        stamp = rulechecks.stamp_of(repo)
+        for kept, found in ((stamp, {"x": []}),
+                            (dict(stamp, module="older"), None),
+                            (dict(stamp, commit="0" * 40), None)):
+            output.write_json(audit, {"rules_stamp": kept, "rules": {"x": []}})
+            self.assertEqual(classify.rule_findings("9.9", out, kernel_tree),
+                             found)
 
 
 if __name__ == "__main__":

@@ -223,10 +223,15 @@ class CoverLetterTest(unittest.TestCase):
                       "patch", text)
 
     def test_the_2005_rule_checks_and_the_locks_removed(self):
-        rules = {"redundant-lock": [{"at": "x.c:3", "message": "x_lock "
-                                     "guards nothing but notifier chain "
-                                     "operations"}],
-                 "register-without-unregister": [],
+        rules = {"redundant-lock": [
+                     {"at": "x.c:3", "message": "x_lock guards nothing but "
+                      "notifier chain operations"},
+                     {"at": "z.c:4", "message": "z_lock guards nothing but "
+                      "notifier chain operations, but runs the callouts "
+                      "one at a time (line 9)"}],
+                 "register-without-unregister": [
+                     {"at": "w.c:2", "message": "register_w_notifier() "
+                      "registers on w_chain", "unregistered": "v.c:7"}],
                  "hand-rolled-chain": [{"at": "y.c:5", "message": "y_list "
                                         "is a notifier chain written by "
                                         "hand"}]}
@@ -238,11 +243,23 @@ class CoverLetterTest(unittest.TestCase):
         text = series.cover_letter("6.1", "6.1.192", entries, [], [], [],
                                    [], rules, locks)
         flat = " ".join(text.split())
-        self.assertIn("found 1 locks that guard nothing but chain "
-                      "operations (3/7), 0 chains registered on", flat)
+        self.assertIn("found, on the pristine tree: 3/7, locks guarding "
+                      "nothing but chain operations: 2; 4/7, exported "
+                      "register functions and modules that never "
+                      "unregister: 0; 7/7, notifier chains written by hand: "
+                      "1,", flat)
         self.assertIn("The conversion removes 1 of the locks", flat)
+        # Neither the lock removed nor the finding not counted is left
+        # for a maintainer.
         self.assertIn("- 7/7 hand-rolled-chain: y.c:5: y_list is a", text)
+        self.assertIn("- 3/7 redundant-lock: z.c:4: z_lock", text)
+        self.assertNotIn("x.c:3", text)
+        self.assertNotIn("w.c:2", text)
         self.assertIn("x_chain (atomic)\n    made raw by a fix", text)
+        empty = {name: [] for name in rules}
+        flat = " ".join(series.cover_letter(
+            "6.1", "6.1.192", [], [], [], [], [], empty).split())
+        self.assertNotIn("Left for their maintainers", flat)
         self.assertIn("have not run on this tree", " ".join(
             series.cover_letter("6.1", "6.1.192", [], [], [], [],
                                 []).split()))

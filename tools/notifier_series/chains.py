@@ -191,7 +191,10 @@ class Tree:
         m = re.match(r"^\( struct \w+_notifier_head \* \) & (\w+) \. head$",
                      expr)
         if m:
-            return self._symbol(m.group(1), site)
+            chain = self._symbol(m.group(1), site)
+            if not isinstance(chain, str) and chain.kind in ("atomic",
+                                                             "blocking"):
+                return chain
         m = re.match(r"^& (\w+)(?: \[ .* \])?$", expr)
         if m:
             return self._symbol(m.group(1), site)

@@ -199,10 +199,13 @@ def collect(source, jobs, cached, stamp, reuse=False):
     return found
 
 
-def stamp_of(source):
-    return {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
+def stamp_of(source, commit="HEAD"):
+    """What the findings over `source` at `commit` depend on: the tree,
+    the semantic patches and this module (which picks the files)."""
+    return {"commit": tree.git(source, "rev-parse", commit).strip(),
             "cocci": {c.name: tree.sha256(os.path.join(COCCI, c.cocci))
-                      for c in CHECKS}}
+                      for c in CHECKS},
+            "module": tree.sha256(__file__)}
 
 
 def audit_items(found, model):

@@ -239,29 +239,37 @@ def cover_letter(kver, version, entries, groups, checks, patches,
 
 def rule_findings(rules, locks):
     """The cover letter's paragraph on the 2005 series' patches 3/7, 4/7
-    and 7/7: what their rule checks found, and what the series does."""
+    and 7/7: what their rule checks found on the pristine tree, what the
+    conversion removed, and the findings left for their maintainers."""
     if rules is None:
         return split.wrap(
             "The rule checks of the 2005 series' other patches (redundant "
             "locks, register without unregister, chains written by hand) "
-            "have not run on this tree: make classify writes them.")
+            "have not run on this tree, or ran with other checks: make "
+            "classify runs them.")
     counts = rulechecks.counts(rules)
-    lines = split.wrap(
-        "The rule checks of the 2005 series' other patches found "
-        f"{counts['redundant-lock']} locks that guard nothing but chain "
-        "operations (3/7), "
-        f"{counts['register-without-unregister']} chains registered on and "
-        "never unregistered from (4/7), and "
-        f"{counts['hand-rolled-chain']} notifier chains written by hand "
-        "(7/7)."
-        + (f"  The conversion removes {len(locks)} of the locks, each in "
-           "its chain's patch." if locks else "")
-        + "  The others are for their maintainers to look at, as the "
-        "USB core's hand-rolled list was folded onto a notifier chain "
-        "in 2005:")
-    found = rulechecks.lines(rules)
-    return lines + ([""] + [f"  - {line}" for line in found] if found
-                    else [])
+    text = ("The rule checks of the 2005 series' other patches found, on "
+            "the pristine tree: "
+            f"3/7, locks guarding nothing but chain operations: "
+            f"{counts['redundant-lock']}; 4/7, exported register functions "
+            "and modules that never unregister: "
+            f"{counts['register-without-unregister']}; 7/7, notifier chains "
+            f"written by hand: {counts['hand-rolled-chain']}, for a person "
+            "to fold onto the chain API as 7/7 did the USB core's list.")
+    if locks:
+        text += (f"  The conversion removes {len(locks)} of the locks, "
+                 "those guarding nothing but converted chains, each in its "
+                 "chain's patch.")
+    removed = {(r["file"], r["lock"]) for r in locks}
+    left = {name: [r for r in rows if not r.get("unregistered") and
+                   (r["at"].rpartition(":")[0],
+                    r["message"].split()[0]) not in removed]
+            for name, rows in rules.items()}
+    found = rulechecks.lines(left)
+    if found:
+        text += "  Left for their maintainers:"
+    return split.wrap(text) + ([""] + [f"  - {line}" for line in found]
+                               if found else [])
 
 
 def gate_fix_names(violations):
