@@ -67,7 +67,7 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(report["comments_renamed"], ["public.c:4"])
         self.assertEqual(report["chains_excluded"], [
             "excluded.c:10: demo_legacy_chain",
-            "excluded.c:13: struct demo_legacy.nh",
+            "excluded.c:15: struct demo_legacy.nh",
             "redundant_locks.c:199: demo_left_chain"])
         unconverted = "\n".join(report["unconverted"])
         self.assertIn("by_hand_2005.c:20: a chain walked by hand", unconverted)
