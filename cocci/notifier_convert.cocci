@@ -170,6 +170,9 @@ def lock_kept(lock):
     found = LOCKS[lock]
     if found["header"]:
         return "it is defined in a header, which other files may include"
+    if found.get("cond"):
+        return "it is initialised under a condition, on line %s" % (
+            found["cond"])
     if found["uses"] - {found["line"]}:
         return "it has other uses: line %s" % ", ".join(
             str(n) for n in sorted(found["uses"] - {found["line"]}))
@@ -454,13 +457,17 @@ position p;
 if (c) i@p(&L, ...);
 |
 if (c) S else i@p(&L, ...);
+|
+if (c) { i@p(&L, ...); }
+|
+if (c) S else { i@p(&L, ...); }
 )
 
 @script:python@
 L << lock_def.L;
 p << lock_init_cond.p;
 @@
-LOCKS[L]["uses"].add(int(p[0].line))
+LOCKS[L]["cond"] = int(p[0].line)
 
 @lock_sect depends on patch@
 identifier lock_def.L;

@@ -32,6 +32,34 @@ def sources(folder):
             for p in sorted(glob.glob(os.path.join(folder, "*.[chS]")))}
 
 
+GUARDED = """\
+#include <linux/cleanup.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+
+static BLOCKING_NOTIFIER_HEAD(demo_guard_chain);
+static DEFINE_MUTEX(demo_guard_mutex);
+static int demo_guard_count;
+
+int demo_guard_register(struct notifier_block *nb)
+{
+	int ret;
+
+	mutex_lock(&demo_guard_mutex);
+	ret = blocking_notifier_chain_register(&demo_guard_chain, nb);
+	mutex_unlock(&demo_guard_mutex);
+	return ret;
+}
+
+void demo_guard_count_up(void)
+{
+	scoped_guard(mutex, &demo_guard_mutex) {
+		demo_guard_count++;
+	}
+}
+"""
+
+
 class ConvertTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="convert-test-")
@@ -100,7 +128,10 @@ class ConvertTest(unittest.TestCase):
             "the callouts with preemption off",
             "demo_left_lock": "it guards a chain the series leaves as it "
             "is",
-            "demo_late_mutex": "it has other uses: line 219",
+            "demo_late_mutex": "it is initialised under a condition, on "
+            "line 219",
+            "demo_braced_mutex": "it is initialised under a condition, on "
+            "line 238",
             "demo_header_mutex": "it is defined in a header, which other "
             "files may include"})
         self.assertIn("removed, guarding nothing but the chain: "
@@ -108,6 +139,26 @@ class ConvertTest(unittest.TestCase):
                       "blocking_notifier_chain_register() under down_write() "
                       "on line 20, up_write() on line 22",
                       convert.summary(report))
+
+    def test_a_lock_still_named_after_its_removal_stops_the_conversion(self):
+        # A use that spatch cannot see (scoped_guard()) must not let the
+        # lock go: the file would no longer compile.
+        folder = os.path.join(self.tmp, "guard")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "guard.c"), "w",
+                  encoding="utf-8") as f:
+            f.write(GUARDED)
+        yaml = self.yaml('kernel: "fixture"\nchains:\n'
+                         '- chain: demo_guard_chain\n'
+                         '  defined: guard.c\n  declared: blocking\n'
+                         '  class: blocking\n  reason: "kept"\n')
+        with self.assertRaises(Error) as raised:
+            convert.convert(folder, yaml, jobs=1, in_place=True)
+        self.assertIn("guard.c:", str(raised.exception))
+        self.assertIn("demo_guard_mutex is still used here", str(
+            raised.exception))
+        with open(os.path.join(folder, "guard.c"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), GUARDED)
 
     def test_a_second_run_changes_nothing(self):
         convert.convert(self.dir, YAML, jobs=2, in_place=True)

@@ -374,6 +374,7 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
                 unconverted.append((path, line, f"{name} is left: spatch "
                                     "could not convert this use"))
     errors = check_fit(entries, records, directory, yaml_path)
+    errors += named_still(locks(records, True), changed)
     defined = definitions(records, directory)
     converted = {(r["what"], r["file"]) for r in defined
                  if r["kind"] == "head" and r["cls"] in ("atomic",
@@ -421,6 +422,23 @@ def locks(records, removed):
                    for r in records if r["kind"] == "lock" and
                    r["removed"] == removed),
                   key=lambda r: (r["file"], r["line"]))
+
+
+def named_still(removed, changed):
+    """Errors, file:line, where a lock the conversion removed is still
+    named outside a comment: a use in code that spatch could not parse
+    (scoped_guard(), say), which would no longer compile."""
+    errors = []
+    for r in removed:
+        text = re.sub(r"/\*.*?\*/|//[^\n]*",
+                      lambda m: "\n" * m.group().count("\n"),
+                      changed.get(r["file"], ""), flags=re.S)
+        for n, line in enumerate(text.splitlines(), 1):
+            if re.search(rf"\b{re.escape(r['lock'])}\b", line):
+                errors.append(f"{r['file']}:{n}: {r['lock']} is still used "
+                              "here, in code that spatch could not parse: "
+                              "the conversion would remove it")
+    return errors
 
 
 def lock_line(r):

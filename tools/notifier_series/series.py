@@ -206,7 +206,8 @@ def cover_letter(kver, version, entries, groups, checks, patches,
     lines += ["", "ATOMIC:", "+++++++"]
     lines += listing(by_class["atomic"])
     lines += ["", "Left alone (raw chains: their callers provide the locking;",
-              "SRCU chains: SRCU protects their readers):", ""]
+              "SRCU chains: SRCU protects their readers; chains that a fix",
+              "before the core patch makes raw):", ""]
     for e in sorted(by_class["excluded"],
                     key=lambda e: (e["defined"], e["chain"])):
         lines.append(f"{e['defined'] + ':':<{width}}{e['chain']} "
@@ -241,25 +242,27 @@ def rule_findings(rules, locks):
     """The cover letter's paragraph on the 2005 series' patches 3/7, 4/7
     and 7/7: what their rule checks found on the pristine tree, what the
     conversion removed, and the findings left for their maintainers."""
+    removes = (f"  The conversion removes {len(locks)} "
+               f"lock{'s' if len(locks) != 1 else ''} guarding nothing but "
+               "converted chains, each in its chain's patch, as 3/7 did."
+               if locks else "")
     if rules is None:
         return split.wrap(
             "The rule checks of the 2005 series' other patches (redundant "
             "locks, register without unregister, chains written by hand) "
             "have not run on this tree, or ran with other checks: make "
-            "classify runs them.")
+            "classify runs them." + removes)
     counts = rulechecks.counts(rules)
     text = ("The rule checks of the 2005 series' other patches found, on "
             "the pristine tree: "
             f"3/7, locks guarding nothing but chain operations: "
-            f"{counts['redundant-lock']}; 4/7, exported register functions "
-            "and modules that never unregister: "
+            f"{counts['redundant-lock']}; 4/7, exported functions "
+            "registering on a chain of their file that nothing unregisters "
+            "from, and modules that register in init and not in exit: "
             f"{counts['register-without-unregister']}; 7/7, notifier chains "
             f"written by hand: {counts['hand-rolled-chain']}, for a person "
             "to fold onto the chain API as 7/7 did the USB core's list.")
-    if locks:
-        text += (f"  The conversion removes {len(locks)} of the locks, "
-                 "those guarding nothing but converted chains, each in its "
-                 "chain's patch.")
+    text += removes
     removed = {(r["file"], r["lock"]) for r in locks}
     left = {name: [r for r in rows if not r.get("unregistered") and
                    (r["at"].rpartition(":")[0],
