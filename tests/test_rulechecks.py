@@ -108,6 +108,29 @@ class RuleChecksTest(unittest.TestCase):
         self.assertFalse(scratch.startswith(os.path.realpath(cwd) + os.sep))
         self.assertFalse(os.path.exists(os.path.dirname(scratch)))
 
+    def test_code_spatch_could_not_parse_is_said(self):
+        # spatch skips a function it cannot parse, silently under
+        # --very-quiet: the check must say which files it saw in part.
+        tree = os.path.join(self.folder.name, "tree")
+        os.makedirs(tree)
+        with open(os.path.join(RULES, "hand_rolled_modern.c"),
+                  encoding="utf-8") as f:
+            text = f.read()
+        with open(os.path.join(tree, "hand_rolled_modern.c"), "w",
+                  encoding="utf-8") as f:
+            f.write(text + "\nint demo_broken(void)\n{\n\tfoo(;\n}\n")
+        check = next(c for c in rulechecks.CHECKS
+                     if c.name == "hand-rolled-chain")
+        findings, problems, files, partly = rulechecks.run_check(
+            tree, check, 1, os.path.join(self.folder.name, "check.log"))
+        self.assertEqual((problems, files), ([], 1))
+        self.assertEqual(partly, ["hand_rolled_modern.c"])
+        self.assertEqual(len(findings), 2)
+        self.assertEqual(rulechecks.unparsed_lines(
+            {"hand-rolled-chain": partly}), [
+            "hand-rolled-chain: spatch could not parse part of 1 files, "
+            "which the check did not look at there: hand_rolled_modern.c"])
+
     def test_the_cover_letter_takes_only_findings_of_today(self):
         repo = os.path.join(self.folder.name, "linux")
         os.makedirs(repo)

@@ -345,6 +345,7 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     report["rules_stamp"] = rules["stamp"]
     report["rule_counts"] = rulechecks.counts(report["rules"])
     report["rule_seconds"] = rules["seconds"]
+    report["rules_unparsed"] = rules.get("unparsed", {})
     add_observations(report, runtime.load_observations(kver, out),
                      f"out/{kver}/runtime/chains.json")
     report["seconds"] = round(time.monotonic() - start, 1)
@@ -541,7 +542,8 @@ def audit_text(r):
     if "rules" in r:
         section("The 2005 series' other rules (cocci/, whole tree): "
                 "3/7 redundant locks, 4/7 chains with no unregister, 7/7 "
-                "chains by hand", rulechecks.lines(r["rules"]))
+                "chains by hand", rulechecks.lines(r["rules"])
+                + rulechecks.unparsed_lines(r.get("rules_unparsed", {})))
     section("Classes that differ from the declared kind", [
         f"{o['chain']} ({o['defined']}): {o['declared']} -> {o['class']}: "
         f"{o['reason']}" for o in r["classification"]["overrides"]])

@@ -138,7 +138,8 @@ def run_check(source, check, jobs, log_path):
     groups = os.path.splitext(log_path)[0] + ".groups"
     with open(groups, "w", encoding="utf-8") as f:
         f.write("".join(f"{name}\n\n" for name in files))
-    cmd = ["spatch", "-D", "report", "--very-quiet", "--no-show-diff",
+    cmd = ["spatch", "-D", "report", "--quiet", "--parse-error-msg",
+           "--no-show-diff",
            "--no-includes", "--include-headers",
            "--cocci-file", os.path.join(COCCI, check.cocci),
            "--file-groups", groups, "--no-scanner", "--jobs", str(jobs),
@@ -154,7 +155,24 @@ def run_check(source, check, jobs, log_path):
         f"spatch exited {rc} on {check.cocci}; the end of {log_path}:\n"
         + tail(log_path)]
     with open(log_path, encoding="utf-8", errors="replace") as f:
-        return parse(check.name, f), problems, len(files)
+        text = f.read()
+    return (parse(check.name, text.splitlines()), problems, len(files),
+            unparsed(text))
+
+
+def unparsed(text):
+    """The files of a spatch log (--parse-error-msg) with code spatch
+    could not parse: the check did not look at those parts."""
+    return sorted({f for f in re.findall(r"^ = error in (\S+?); ", text,
+                                         re.M)
+                   if not os.path.isabs(f)})      # spatch's own macros
+
+
+def unparsed_lines(found):
+    """audit.txt's lines on the files each check parsed only in part."""
+    return [f"{name}: spatch could not parse part of {len(files)} files, "
+            "which the check did not look at there: " + ", ".join(files)
+            for name, files in found.items() if files]
 
 
 def unregistered_elsewhere(finding, model):
@@ -182,17 +200,19 @@ def collect(source, jobs, cached, stamp, reuse=False):
             say(f"    reusing {cached}")
             return found
     found = {"stamp": stamp, "checks": {}, "seconds": {}, "files": {},
-             "problems": []}
+             "unparsed": {}, "problems": []}
     for check in CHECKS:
         with Step(f"rule check {check.patch}, {check.what} "
                   f"({check.cocci}, whole tree)") as step:
-            findings, problems, files = run_check(
+            findings, problems, files, partly = run_check(
                 source, check, jobs, os.path.splitext(cached)[0]
                 + f"-{check.name}.log")
-            say(f"    {len(findings)} found in {files} files parsed")
+            say(f"    {len(findings)} found in {files} files parsed, "
+                f"{len(partly)} of them only in part")
         found["checks"][check.name] = [asdict(f) for f in findings]
         found["seconds"][check.name] = round(step.seconds, 1)
         found["files"][check.name] = files
+        found["unparsed"][check.name] = partly
         found["problems"] += problems
     if not found["problems"]:
         output.write_json(cached, found)
