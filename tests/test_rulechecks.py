@@ -60,22 +60,30 @@ class RuleChecksTest(unittest.TestCase):
             {"op": "register", "file": "register_2005.c", "line": 18},
             {"op": "unregister", "file": "other.c", "line": 7}])
         model = SimpleNamespace(chains={
-            ("i386die_chain", "register_2005.c"): chain})
+            ("i386die_chain", "register_2005.c"): chain}, root=RULES)
         items = rulechecks.audit_items(found, model)
         die = next(r for r in items["register-without-unregister"]
                    if r["at"] == "register_2005.c:9")
         self.assertEqual(die["unregistered"], "other.c:7")
         self.assertEqual(die["patch"], "4/7")
+        # The module that registers in init and not in exit is built in
+        # only (tests/fixtures/rules/Makefile and Kconfig): not counted.
+        leaky = next(r for r in items["register-without-unregister"]
+                     if r["at"] == "register_modern.c:57")
+        self.assertEqual(leaky["built_in"],
+                         "CONFIG_DEMO_MODERN is bool at Kconfig:3")
         counts = rulechecks.counts(items)
         self.assertEqual(counts["register-without-unregister"],
                          len(RULE_EXPECTED[
                              "notifier_register_without_unregister.cocci"])
-                         - 1)
+                         - 2)
         text = "\n".join(rulechecks.lines(items))
         self.assertIn("4/7 register-without-unregister: register_2005.c:9: "
                       "register_die_notifier() registers on i386die_chain",
                       text)
         self.assertIn("(but other.c:7 unregisters: not counted)", text)
+        self.assertIn("(but it is never a module: CONFIG_DEMO_MODERN is bool "
+                      "at Kconfig:3: not counted)", text)
 
     def test_a_check_that_could_not_run_is_an_error(self):
         broken = rulechecks.Check("broken", "no-such.cocci", "0/7", "none",

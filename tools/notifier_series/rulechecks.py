@@ -244,9 +244,59 @@ def audit_items(found, model):
             elsewhere = unregistered_elsewhere(Finding(**f), model)
             if elsewhere:
                 row["unregistered"] = elsewhere
+            elif check.name == "register-without-unregister" and \
+                    not WRAPPER.match(f["message"]):
+                why = built_in(model.root, f["at"].rpartition(":")[0])
+                if why:
+                    row["built_in"] = why
             rows.append(row)
         items[check.name] = rows
     return items
+
+
+def built_in(source, path):
+    """Why the kernel object of `path` is never a module, found in its
+    Makefile and the Kconfig of its symbol ("CONFIG_X is bool at
+    file:line"), or None when it may be one or nothing says."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    makefile = os.path.join(os.path.dirname(path), "Makefile")
+    try:
+        text = _read(source, makefile).replace("\\\n", " ")
+    except OSError:
+        return None
+
+    def named(obj):
+        return rf"\s*[:+]?=(?:.*\s)?{re.escape(obj)}\.o\b"
+
+    for obj in (name, *re.findall(r"^([\w-]+)-(?:y|objs|\$\(CONFIG_\w+\))"
+                                   + named(name), text, re.M)):
+        m = re.search(r"^obj-(y|\$\((CONFIG_\w+)\))" + named(obj), text,
+                      re.M)
+        if not m:
+            continue
+        if m.group(1) == "y":
+            return f"obj-y in {makefile}"
+        symbol = m.group(2)[len("CONFIG_"):]
+        proc = subprocess.run(
+            ["git", "-C", source, "grep", "--no-index", "-n", "-A4", "-E",
+             rf"^(menu)?config {symbol}$", "--", "*Kconfig*"],
+            capture_output=True, text=True)
+        kind = re.search(r"^(\S+?)[:-](\d+)[:-]\s+(?:def_)?(bool|tristate)\b",
+                         proc.stdout, re.M)
+        if kind and kind.group(3) == "bool":
+            return (f"CONFIG_{symbol} is bool at {kind.group(1)}:"
+                    f"{kind.group(2)}")
+        return None
+    return None
+
+
+def not_counted(row):
+    """Why a finding is listed but not counted, or None."""
+    if row.get("unregistered"):
+        return f"but {row['unregistered']} unregisters"
+    if row.get("built_in"):
+        return f"but it is never a module: {row['built_in']}"
+    return None
 
 
 def lines(items):
@@ -254,14 +304,13 @@ def lines(items):
     found = []
     for check in CHECKS:
         for row in items.get(check.name, []):
+            why = not_counted(row)
             found.append(f"{check.patch} {check.name}: {row['at']}: "
                          f"{row['message']}"
-                         + (f" (but {row['unregistered']} unregisters: not "
-                            "counted)" if row.get("unregistered") else ""))
+                         + (f" ({why}: not counted)" if why else ""))
     return found
 
 
 def counts(items):
-    return {c.name: sum(not r.get("unregistered")
-                        for r in items.get(c.name, []))
+    return {c.name: sum(not not_counted(r) for r in items.get(c.name, []))
             for c in CHECKS}

@@ -264,7 +264,7 @@ def rule_findings(rules, locks):
             "to fold onto the chain API as 7/7 did the USB core's list.")
     text += removes
     removed = {(r["file"], r["lock"]) for r in locks}
-    left = {name: [r for r in rows if not r.get("unregistered") and
+    left = {name: [r for r in rows if not rulechecks.not_counted(r) and
                    (r["at"].rpartition(":")[0],
                     r["message"].split()[0]) not in removed]
             for name, rows in rules.items()}
