@@ -140,6 +140,25 @@ class EvidenceTest(unittest.TestCase):
             ("blocking-called-atomic", "demo_misdeclared_chain", CORE),
             ("atomic-callout-sleeps", "demo_atomic_chain", USERS)})
 
+    def test_a_file_spatch_parsed_in_part_is_named_for_its_chains(self):
+        folder = tempfile.mkdtemp(dir=self.tmp)
+        with open(os.path.join(folder, "x.c"), "w") as f:
+            f.write("int demo_broken(void)\n{\n\tdemo_quiet_chain(;\n}\n")
+        named, other = (self.chain("demo_quiet_chain"),
+                        self.chain("demo_context_chain"))
+        searched = {"call_sites": 0, "write_sites": 0, "callouts": 0,
+                    "depth": 3, "not_in_graph": []}
+        try:
+            named.searched, other.searched = dict(searched), dict(searched)
+            classify.mark_unparsed(self.tree, folder, ["x.c"])
+            self.assertEqual((named.searched["unparsed"],
+                              other.searched["unparsed"]), (["x.c"], []))
+            self.assertIn("parsed only in part by spatch, where sites may "
+                          "be missing: x.c", classify._searched(
+                              named.searched))
+        finally:
+            named.searched, other.searched = {}, {}
+
     def test_audit_of_a_draft(self):
         drafts = {k: classify.draft_entry(c)
                   for k, c in self.tree.chains.items()}
@@ -151,7 +170,7 @@ class EvidenceTest(unittest.TestCase):
         facts = {"kernel": "demo", "package": "fixture",
                  "files": self.found["files"], "wrappers": 2,
                  "evidence_seconds": 0, "not_followed": {},
-                 "spatch_problems": []}
+                 "spatch_problems": [], "spatch_unparsed": []}
         found = classify.violations_of(self.tree, entries)
         items, unused = gate.judge(found, found, entries, [],
                                    lambda v: False)

@@ -298,6 +298,20 @@ class CacheTest(unittest.TestCase):
             evidence._spatch = old
         self.assertEqual(second["records"], first["records"])
 
+    def test_code_spatch_could_not_parse_is_said_and_kept(self):
+        # A function spatch cannot parse is skipped, silently under
+        # --very-quiet: its sites are missing from the evidence.
+        self.commit(USERS, "\nint demo_broken(void)\n{\n\tfoo(;\n}\n")
+
+        def followed(records):
+            return chains.followed(chains.Tree(records, self.root))
+        folder = os.path.join(self.tmp, "c")
+        first = evidence.collect(self.root, 1, followed, folder)
+        self.assertEqual(first["unparsed"], [USERS])
+        self.assertEqual(first["problems"], [])
+        again = evidence.collect(self.root, 1, followed, folder)
+        self.assertEqual(again["unparsed"], [USERS])
+
     def test_a_modified_checkout_is_not_cached(self):
         with open(os.path.join(self.root, USERS), "a") as f:
             f.write("/* not committed */\n")
@@ -312,7 +326,7 @@ class CacheTest(unittest.TestCase):
         folder = os.path.join(self.tmp, "c")
 
         def failing(*args):
-            return [], ["spatch exited 137 on a..b"]
+            return [], ["spatch exited 137 on a..b"], []
         old, evidence._spatch = evidence._spatch, failing
         try:
             evidence.run(self.root, [USERS], 1, "test",

@@ -6,6 +6,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import time
 from collections import Counter
 
@@ -146,7 +147,8 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
     folder = os.path.join(out, kver)
     cached = os.path.join(folder, "evidence.json")
     stamp = {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
-             "smpl": tree.sha256(evidence.SMPL)}
+             "smpl": tree.sha256(evidence.SMPL),
+             "collector": tree.sha256(evidence.__file__)}
     found = None
     if reuse and os.path.exists(cached):
         with open(cached, encoding="utf-8") as f:
@@ -166,7 +168,8 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
              "evidence_seconds": found["seconds"],
              "files": found["files"], "wrappers": len(found["wrappers"]),
              "not_followed": found["not_followed"],
-             "spatch_problems": found["problems"]}
+             "spatch_problems": found["problems"],
+             "spatch_unparsed": found["unparsed"]}
     facts["callgraph"] = figures
     model = chains.Tree(found["records"], source, graph.heads,
                         graph.is_static)
@@ -174,7 +177,25 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
     if entries is None and os.path.exists(yaml_path(kver)):
         _, entries = classification.load(yaml_path(kver))
     figures.update(attach_evidence(model, graph, entries or [], depth))
+    mark_unparsed(model, source, found["unparsed"])
     return model, facts
+
+
+def mark_unparsed(model, source, files):
+    """Adds to what was searched for each chain the files that name it
+    and that spatch parsed only in part: sites there may be missing."""
+    texts = {}
+    for f in files:
+        with open(os.path.join(source, f), encoding="utf-8",
+                  errors="replace") as text:
+            texts[f] = text.read()
+    for chain in model.chains.values():
+        if not chain.searched:
+            continue                # excluded: nothing was searched
+        name = re.findall(r"\w+", chain.id)[-1]
+        named = re.compile(rf"\b{name}\b")
+        chain.searched["unparsed"] = [f for f in files
+                                      if named.search(texts[f])]
 
 
 def rule_findings(kver, out, kernel_tree):
@@ -456,6 +477,9 @@ def _searched(s):
     if s["not_in_graph"]:
         text += ("; not in the call graph: "
                  + ", ".join(s["not_in_graph"]))
+    if s.get("unparsed"):
+        text += ("; parsed only in part by spatch, where sites may be "
+                 "missing: " + ", ".join(s["unparsed"]))
     return text
 
 
@@ -573,7 +597,10 @@ def audit_text(r):
                  f"chains' wrappers, in {r['evidence_seconds']}s; not "
                  f"followed (too many callers): "
                  f"{', '.join(r['not_followed']) or 'none'}; spatch "
-                 f"problems: {len(r['spatch_problems'])}.")
+                 f"problems: {len(r['spatch_problems'])}; parsed only "
+                 f"in part: {len(r.get('spatch_unparsed', []))}"
+                 + "".join(f"\n    {f}" for f in r.get("spatch_unparsed", []))
+                 + ".")
     g = r.get("callgraph")
     if g:
         lines.append(

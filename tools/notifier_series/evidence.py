@@ -96,19 +96,30 @@ def include_flags(path):
     return flags
 
 
+def unparsed(text):
+    """The files of spatch's messages (--parse-error-msg) with code spatch
+    could not parse: what it found there is missing those parts."""
+    return sorted({f for f in re.findall(r"^ = error in (\S+?); ", text,
+                                         re.M)
+                   if not os.path.isabs(f)})      # spatch's own macros
+
+
 def _spatch(tree_path, files, env, flags=()):
-    cmd = ["spatch", "--very-quiet", "--sp-file", SMPL, "-D", "evidence",
-           "--timeout", str(TIMEOUT), "--no-show-diff"] + list(flags) + files
+    """(records, problems, files parsed only in part) of one run."""
+    cmd = ["spatch", "--quiet", "--parse-error-msg", "--sp-file", SMPL,
+           "-D", "evidence", "--timeout", str(TIMEOUT),
+           "--no-show-diff"] + list(flags) + files
     proc = subprocess.run(cmd, cwd=tree_path, env=env, capture_output=True,
                           text=True, errors="replace")
     records = [json.loads(line[5:]) for line in proc.stdout.splitlines()
                if line.startswith("NSEV ")]
     problems = [line for line in proc.stderr.splitlines()
-                if re.search(r"timeout|error|EXN", line, re.I)]
+                if re.search(r"timeout|error|EXN", line, re.I)
+                and not re.match(r"parse error| = error in ", line)]
     if proc.returncode != 0:
         problems.append(f"spatch exited {proc.returncode} on "
                         f"{files[0]}..{files[-1]}")
-    return records, problems
+    return records, problems, unparsed(proc.stderr)
 
 
 class Cache:
@@ -180,7 +191,8 @@ class Cache:
                 hit = json.load(f)
         except (OSError, ValueError):
             return None
-        ok = isinstance(hit, dict) and {"records", "problems"} <= set(hit)
+        ok = isinstance(hit, dict) and \
+            {"records", "problems", "unparsed"} <= set(hit)
         return hit if ok else None
 
     def put(self, key, value):
@@ -215,11 +227,11 @@ def run(tree_path, files, jobs, label, wrappers=(), includes=False,
     """Runs the evidence SmPL on `files`, `jobs` spatch processes at once
     (spatch's own --jobs does not split an explicit file list); prints
     progress.  Chunks whose records `cache` holds are not run again.
-    Returns (records, problems)."""
+    Returns (records, problems, files spatch parsed only in part)."""
     env = spatch_env(wrappers)
     size = 1 if includes else CHUNK
     chunks = [files[i:i + size] for i in range(0, len(files), size)]
-    records, problems, done, reused = [], [], 0, 0
+    records, problems, partly, done, reused = [], [], set(), 0, 0
     start = shown = time.monotonic()
 
     def one(chunk):
@@ -227,25 +239,27 @@ def run(tree_path, files, jobs, label, wrappers=(), includes=False,
         key = cache.key(chunk, env, flags) if cache else None
         hit = cache.get(key) if cache else None
         if hit is not None:
-            return hit["records"], hit["problems"], True
-        got, bad = _spatch(tree_path, chunk, env, flags)
+            return hit["records"], hit["problems"], hit["unparsed"], True
+        got, bad, part = _spatch(tree_path, chunk, env, flags)
         if cache and not bad:
-            cache.put(key, {"records": got, "problems": bad})
-        return got, bad, False
+            cache.put(key, {"records": got, "problems": bad,
+                            "unparsed": part})
+        return got, bad, part, False
 
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = {pool.submit(one, c): c for c in chunks}
         for future in concurrent.futures.as_completed(futures):
-            got, bad, hit = future.result()
+            got, bad, part, hit = future.result()
             records += got
             problems += bad
+            partly.update(part)
             done += len(futures[future])
             reused += len(futures[future]) if hit else 0
             if time.monotonic() - shown >= 30 or done == len(files):
                 shown = time.monotonic()
                 say(f"    {label}: {done}/{len(files)} files ({reused} "
                     f"from the cache), {shown - start:.0f}s")
-    return records, problems
+    return records, problems, sorted(partly)
 
 
 def dedupe(records):
@@ -265,8 +279,8 @@ def collect(tree_path, jobs, followed, cache_folder=None):
     cache = Cache(cache_folder, tree_path, spatch_env()) \
         if cache_folder else None
     first = grep_files(tree_path, API_FILES)
-    records, problems = run(tree_path, first, jobs, "chain API users",
-                            cache=cache)
+    records, problems, partly = run(tree_path, first, jobs,
+                                    "chain API users", cache=cache)
     records += text_heads(tree_path, first)
     # Member chains whose structure spatch did not see: again, with the
     # headers that define the types.
@@ -276,8 +290,8 @@ def collect(tree_path, jobs, followed, cache_folder=None):
                       and re.search(r"(->|\.) \w+( \[ .* \])?$", r["chain"])
                       and (r["file"], r["line"]) not in typed})
     if untyped:
-        more, bad = run(tree_path, untyped, jobs, "member chains, with "
-                        "headers", includes=True, cache=cache)
+        more, bad, _ = run(tree_path, untyped, jobs, "member chains, with "
+                           "headers", includes=True, cache=cache)
         records += [r for r in more if r["kind"] == "site_type"]
         problems += bad
     wrappers = set(followed(records))
@@ -288,11 +302,13 @@ def collect(tree_path, jobs, followed, cache_folder=None):
     files = set().union(*(callers[name] for name in wrappers)) \
         if wrappers else set()
     if wrappers:
-        more, bad = run(tree_path, sorted(files), jobs,
-                        f"callers of {len(wrappers)} wrappers", wrappers,
-                        cache=cache)
+        more, bad, part = run(tree_path, sorted(files), jobs,
+                              f"callers of {len(wrappers)} wrappers",
+                              wrappers, cache=cache)
         records += more
         problems += bad
+        partly += part
     return {"records": dedupe(records), "problems": problems,
+            "unparsed": sorted(set(partly)),
             "files": {"api": len(first), "callers": len(files)},
             "wrappers": sorted(wrappers), "not_followed": skipped}

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
 
-from . import output, tree
+from . import evidence, output, tree
 from .progress import Error, Step, run_logged, say, tail
 
 COCCI = os.path.join(tree.REPO, "cocci")
@@ -157,15 +157,7 @@ def run_check(source, check, jobs, log_path):
     with open(log_path, encoding="utf-8", errors="replace") as f:
         text = f.read()
     return (parse(check.name, text.splitlines()), problems, len(files),
-            unparsed(text))
-
-
-def unparsed(text):
-    """The files of a spatch log (--parse-error-msg) with code spatch
-    could not parse: the check did not look at those parts."""
-    return sorted({f for f in re.findall(r"^ = error in (\S+?); ", text,
-                                         re.M)
-                   if not os.path.isabs(f)})      # spatch's own macros
+            evidence.unparsed(text))
 
 
 def unparsed_lines(found):
