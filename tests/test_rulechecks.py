@@ -136,8 +136,9 @@ class RuleChecksTest(unittest.TestCase):
         self.assertEqual(len(findings), 2)
         self.assertEqual(rulechecks.unparsed_lines(
             {"hand-rolled-chain": partly}), [
-            "hand-rolled-chain: spatch could not parse part of 1 files, "
-            "which the check did not look at there: hand_rolled_modern.c"])
+            "hand-rolled-chain: spatch reported parse errors in 1 files, "
+            "whose code it could not parse the check did not look at: "
+            "hand_rolled_modern.c"])
 
     def test_the_cover_letter_takes_only_findings_of_today(self):
         repo = os.path.join(self.folder.name, "linux")
@@ -159,6 +160,68 @@ class RuleChecksTest(unittest.TestCase):
             output.write_json(audit, {"rules_stamp": kept, "rules": {"x": []}})
             self.assertEqual(classify.rule_findings("9.9", out, kernel_tree),
                              found)
+
+
+class BuiltInTest(unittest.TestCase):
+    """A module's finding is exempt only when no configuration makes its
+    object a module (helper-22's cases, from 6.1's KVM and esp_scsi)."""
+
+    FILES = {
+        "d/Makefile": "obj-$(CONFIG_BOOLDRV) += lib.o\n"
+                      "obj-$(CONFIG_TRIDRV) += lib.o\n"
+                      "obj-$(CONFIG_BOOLDRV) += only.o\n"
+                      "obj-$(CONFIG_DUMMY) += dummy.o\n"
+                      "obj-$(CONFIG_REDEF) += redef.o\n"
+                      "obj-m += mod.o\nobj-y += core.o\n",
+        "d/Kconfig": "config BOOLDRV\n\tbool \"b\"\n\n"
+                     "config TRIDRV\n\ttristate \"t\"\n\n"
+                     "config REDEF\n\tdepends on BOOLDRV\n\n"
+                     "config OTHER\n\tbool\n",
+        "d/Kconfig.more": "config REDEF\n\tdef_tristate m\n",
+        "scripts/kconfig/tests/Kconfig": "config DUMMY\n\tbool\n",
+        "arch/arm64/kvm/Kconfig": "menuconfig KVM\n\tbool \"KVM\"\n",
+        "arch/x86/kvm/Kconfig": "config KVM\n\ttristate \"KVM\"\n",
+        "arch/arm64/kvm/Makefile": "kvm-y += arm.o\n"
+                                   "obj-$(CONFIG_KVM) += kvm.o\n",
+        "arch/x86/kvm/Makefile": "kvm-y += \\\n\tx86.o\n"
+                                 "obj-$(CONFIG_KVM) += kvm.o\n",
+    }
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        for path, text in self.FILES.items():
+            full = os.path.join(self.folder.name, path)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text)
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def built_in(self, path):
+        return rulechecks.built_in(self.folder.name, path)
+
+    def test_bool_or_obj_y(self):
+        self.assertEqual(self.built_in("d/only.c"),
+                         "CONFIG_BOOLDRV is bool at d/Kconfig:2")
+        self.assertEqual(self.built_in("d/core.c"), "obj-y in d/Makefile")
+        self.assertEqual(self.built_in("arch/arm64/kvm/arm.c"),
+                         "CONFIG_KVM is bool at arch/arm64/kvm/Kconfig:2")
+
+    def test_every_owner_must_be_built_in(self):
+        self.assertIsNone(self.built_in("d/lib.c"))
+        self.assertIsNone(self.built_in("d/mod.c"))
+
+    def test_only_the_architecture_of_the_file_is_read(self):
+        self.assertIsNone(self.built_in("arch/x86/kvm/x86.c"))
+
+    def test_kconfig_files_nothing_is_configured_from_are_not_read(self):
+        self.assertIsNone(self.built_in("d/dummy.c"))
+
+    def test_an_entry_without_a_type_does_not_read_the_next(self):
+        self.assertIsNone(self.built_in("d/redef.c"))
+        os.remove(os.path.join(self.folder.name, "d/Kconfig.more"))
+        self.assertIsNone(self.built_in("d/redef.c"))
 
 
 if __name__ == "__main__":

@@ -161,9 +161,13 @@ def run_check(source, check, jobs, log_path):
 
 
 def unparsed_lines(found):
-    """audit.txt's lines on the files each check parsed only in part."""
-    return [f"{name}: spatch could not parse part of {len(files)} files, "
-            "which the check did not look at there: " + ", ".join(files)
+    """audit.txt's lines on the files where spatch reported parse errors
+    (the only code it skips with a message: a function whose control
+    flow it cannot build, such as one with a goto to no label, it drops
+    silently, but such code does not compile)."""
+    return [f"{name}: spatch reported parse errors in {len(files)} files, "
+            "whose code it could not parse the check did not look at: "
+            + ", ".join(files)
             for name, files in found.items() if files]
 
 
@@ -246,10 +250,18 @@ def audit_items(found, model):
     return items
 
 
+# Kconfig files no kernel is configured from.
+NOT_CONFIGURED = ("Documentation/", "scripts/", "tools/")
+KCONFIG_ENTRY = re.compile(r"(config|menuconfig|choice|endchoice|menu|"
+                           r"endmenu|if|endif|comment|source|mainmenu)\b")
+
+
 def built_in(source, path):
-    """Why the kernel object of `path` is never a module, found in its
-    Makefile and the Kconfig of its symbol ("CONFIG_X is bool at
-    file:line"), or None when it may be one or nothing says."""
+    """Why the kernel object of `path` is never a module ("obj-y in
+    Makefile", "CONFIG_X is bool at file:line"), or None when it may be
+    one or nothing says: every line of its Makefile that links it, by
+    itself or in a composite object, must be obj-y or name a symbol that
+    each Kconfig entry its architecture sees declares bool."""
     name = os.path.splitext(os.path.basename(path))[0]
     makefile = os.path.join(os.path.dirname(path), "Makefile")
     try:
@@ -260,25 +272,53 @@ def built_in(source, path):
     def named(obj):
         return rf"\s*[:+]?=(?:.*\s)?{re.escape(obj)}\.o\b"
 
-    for obj in (name, *re.findall(r"^([\w-]+)-(?:y|objs|\$\(CONFIG_\w+\))"
-                                   + named(name), text, re.M)):
-        m = re.search(r"^obj-(y|\$\((CONFIG_\w+)\))" + named(obj), text,
-                      re.M)
-        if not m:
+    objs = {name, *re.findall(r"^([\w-]+)-(?:y|objs|\$\(CONFIG_\w+\))"
+                              + named(name), text, re.M)}
+    owners = {owner for obj in objs
+              for owner in re.findall(r"^obj-(\S+?)" + named(obj), text,
+                                      re.M)}
+    why = set()
+    for owner in sorted(owners):
+        m = re.fullmatch(r"\$\(CONFIG_(\w+)\)", owner)
+        if owner == "y":
+            why.add(f"obj-y in {makefile}")
+        elif not m:
+            return None                 # obj-m, $(subst ...) and the like
+        else:
+            at = bool_at(source, m.group(1), path)
+            if not at:
+                return None
+            why.add(f"CONFIG_{m.group(1)} is bool at {at}")
+    return "; ".join(sorted(why)) or None
+
+
+def bool_at(source, symbol, path):
+    """Where Kconfig declares `symbol` bool ("file:line"), when every
+    entry of it that declares a type and that the architecture of `path`
+    sees (all of them outside arch/) declares it bool; else None."""
+    arch = path.split("/")[1] + "/" if path.startswith("arch/") else None
+    proc = subprocess.run(
+        ["git", "-C", source, "grep", "--no-index", "-n", "-E",
+         rf"^\s*(menu)?config {symbol}\s*$", "--", "*Kconfig*"],
+        capture_output=True, text=True)
+    types = []
+    for hit in proc.stdout.splitlines():
+        kconfig, line = hit.split(":")[:2]
+        other_arch = (kconfig.startswith("arch/") and arch
+                      and not kconfig.startswith("arch/" + arch))
+        if kconfig.startswith(NOT_CONFIGURED) or other_arch:
             continue
-        if m.group(1) == "y":
-            return f"obj-y in {makefile}"
-        symbol = m.group(2)[len("CONFIG_"):]
-        proc = subprocess.run(
-            ["git", "-C", source, "grep", "--no-index", "-n", "-A4", "-E",
-             rf"^(menu)?config {symbol}$", "--", "*Kconfig*"],
-            capture_output=True, text=True)
-        kind = re.search(r"^(\S+?)[:-](\d+)[:-]\s+(?:def_)?(bool|tristate)\b",
-                         proc.stdout, re.M)
-        if kind and kind.group(3) == "bool":
-            return (f"CONFIG_{symbol} is bool at {kind.group(1)}:"
-                    f"{kind.group(2)}")
-        return None
+        entry = _read(source, kconfig).splitlines()[int(line):]
+        for number, text in enumerate(entry, int(line) + 1):
+            word = text.split()[0] if text.split() else ""
+            if KCONFIG_ENTRY.fullmatch(word):
+                break                   # an entry that gives no type
+            kind = re.fullmatch(r"(?:def_)?(bool|tristate)", word)
+            if kind:
+                types.append((kind.group(1), f"{kconfig}:{number}"))
+                break
+    if types and all(kind == "bool" for kind, _ in types):
+        return types[0][1]
     return None
 
 
