@@ -1,6 +1,7 @@
 """The boot test's verdict and its reading of kunit.py's output."""
 
 import unittest
+from unittest import mock
 
 from tests import tools_path  # noqa: F401
 from notifier_series import boottest, ktap
@@ -95,6 +96,28 @@ class KtapTest(unittest.TestCase):
             "Testing complete. Ran 9 tests: passed: 5, failed: 1, "
             "skipped: 1, crashed: 1, errors: 1"),
             {"passed": 5, "failed": 3, "skipped": 1, "total": 9})
+
+    def test_what_the_parser_said_of_failures_no_result_names(self):
+        # kunit.py parse's output on a console that lost the result line
+        # of blocking_sleeps_test: no leaf of its JSON says FAIL.
+        output = (
+            "[23:55:57] [ERROR] Test: notifier: missing expected subtest!\n"
+            "[23:55:57] [CRASHED] \n"
+            "[23:55:57] ==================== [CRASHED] notifier "
+            "====================\n"
+            "[23:55:57] Testing complete. Ran 34 tests: passed: 33, "
+            "crashed: 1, errors: 7\n")
+        self.assertEqual(ktap.complaints(output), [
+            "[ERROR] Test: notifier: missing expected subtest!",
+            "[CRASHED] "])
+        result = {"kunit": {"passed": 33, "failed": 1, "skipped": 0,
+                            "tests": {"notifier.x": "PASS"},
+                            "parser_ok": True, "parser_output": output},
+                  "splats": [], "expected_warnings": [], "timed_out": False}
+        with mock.patch.object(boottest, "SUITES", ("notifier",)):
+            _, reasons = boottest.verdict(result)
+        self.assertIn("kunit.py parse: [ERROR] Test: notifier: missing "
+                      "expected subtest!", reasons)
 
     def test_leaves_of_kunit_json(self):
         tree = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [

@@ -130,6 +130,10 @@ def verdict(result):
     if kunit["failed"] or kunit["skipped"] or not kunit["parser_ok"]:
         worse("test-failure", f"kunit.py parse: {kunit['passed']} passed, "
               f"{kunit['failed']} failed, {kunit['skipped']} skipped")
+        # What the parser said of the failures no test result names (a
+        # crashed or missing subtest, a test plan that does not match).
+        for line in ktap.complaints(kunit.get("parser_output", "")):
+            worse("test-failure", "kunit.py parse: " + line)
     return v.outcome, v.reasons
 
 

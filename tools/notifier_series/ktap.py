@@ -39,6 +39,14 @@ def summary_counts(text):
     return counts
 
 
+def complaints(output):
+    """The lines of kunit.py parse's output that report an error, a crash
+    or a failure, without their timestamps."""
+    return [m.group(1) for m in re.finditer(
+        r"^(?:\[[\d:]+\] )?(\[(?:ERROR|CRASHED|FAILED)\].*)$", output,
+        re.M)]
+
+
 def parse(tree_path, console_log, json_path):
     """Runs the tree's kunit.py parse on `console_log`; returns
     {"passed", "failed", "skipped", "total", "tests": {name: status},
