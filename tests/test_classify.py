@@ -144,20 +144,27 @@ class EvidenceTest(unittest.TestCase):
         folder = tempfile.mkdtemp(dir=self.tmp)
         with open(os.path.join(folder, "x.c"), "w") as f:
             f.write("int demo_broken(void)\n{\n\tdemo_quiet_chain(;\n}\n")
+        with open(os.path.join(folder, "y.c"), "w") as f:
+            f.write("struct other { struct notifier_head nh; };\n")
         named, other = (self.chain("demo_quiet_chain"),
                         self.chain("demo_context_chain"))
+        member = self.chain("struct demo_dev.nh", "include/demo/demo.h")
         searched = {"call_sites": 0, "write_sites": 0, "callouts": 0,
                     "depth": 3, "not_in_graph": []}
         try:
-            named.searched, other.searched = dict(searched), dict(searched)
-            classify.mark_unparsed(self.tree, folder, ["x.c"])
+            for chain in (named, other, member):
+                chain.searched = dict(searched)
+            classify.mark_unparsed(self.tree, folder, ["x.c", "y.c"])
+            # A member chain by its structure's name too.
             self.assertEqual((named.searched["unparsed"],
-                              other.searched["unparsed"]), (["x.c"], []))
+                              other.searched["unparsed"],
+                              member.searched["unparsed"]),
+                             (["x.c"], [], []))
             self.assertIn("parsed only in part by spatch, where sites may "
                           "be missing: x.c", classify._searched(
                               named.searched))
         finally:
-            named.searched, other.searched = {}, {}
+            named.searched = other.searched = member.searched = {}
 
     def test_audit_of_a_draft(self):
         drafts = {k: classify.draft_entry(c)

@@ -301,7 +301,10 @@ class CacheTest(unittest.TestCase):
     def test_code_spatch_could_not_parse_is_said_and_kept(self):
         # A function spatch cannot parse is skipped, silently under
         # --very-quiet: its sites are missing from the evidence.
-        self.commit(USERS, "\nint demo_broken(void)\n{\n\tfoo(;\n}\n")
+        # The code spatch quotes in its messages ("bad:") is no problem of
+        # the run, even where it says error or timeout.
+        self.commit(USERS, "\nint demo_broken(void)\n{\n\t/* an error, "
+                    "a timeout */\n\tfoo(;\n}\n")
 
         def followed(records):
             return chains.followed(chains.Tree(records, self.root))
@@ -311,6 +314,15 @@ class CacheTest(unittest.TestCase):
         self.assertEqual(first["problems"], [])
         again = evidence.collect(self.root, 1, followed, folder)
         self.assertEqual(again["unparsed"], [USERS])
+
+    def test_a_semantic_error_is_code_spatch_did_not_see(self):
+        self.assertEqual(evidence.unparsed(
+            "semantic error seems this is not a function\n"
+            " =error in drivers/char/random.c; set verbose_parsing for "
+            "more info\nparse error \n = error in kernel/a.c; set "
+            "verbose_parsing for more info\n = error in "
+            "/usr/lib/coccinelle/standard.h; x\n"),
+            ["drivers/char/random.c", "kernel/a.c"])
 
     def test_a_modified_checkout_is_not_cached(self):
         with open(os.path.join(self.root, USERS), "a") as f:

@@ -192,10 +192,12 @@ def mark_unparsed(model, source, files):
     for chain in model.chains.values():
         if not chain.searched:
             continue                # excluded: nothing was searched
-        name = re.findall(r"\w+", chain.id)[-1]
-        named = re.compile(rf"\b{name}\b")
-        chain.searched["unparsed"] = [f for f in files
-                                      if named.search(texts[f])]
+        # A member chain by its structure's name and its member's.
+        names = [re.compile(rf"\b{w}\b") for w in re.findall(r"\w+",
+                                                              chain.id)
+                 if w != "struct"]
+        chain.searched["unparsed"] = [
+            f for f in files if all(n.search(texts[f]) for n in names)]
 
 
 def rule_findings(kver, out, kernel_tree):

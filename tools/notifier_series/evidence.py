@@ -96,10 +96,18 @@ def include_flags(path):
     return flags
 
 
+# spatch's lines on what it parsed (--quiet --parse-error-msg): not
+# problems of the run, although they may quote code that says "error".
+DIAGNOSTIC = re.compile(r"bad:|BAD:|badcount:|HANDLING:|init_defs_builtins:"
+                        r"|parse error|semantic error|ERROR-RECOV"
+                        r"| ?= ?error in ")
+
+
 def unparsed(text):
     """The files of spatch's messages (--parse-error-msg) with code spatch
-    could not parse: what it found there is missing those parts."""
-    return sorted({f for f in re.findall(r"^ = error in (\S+?); ", text,
+    could not parse or type ("parse error", "semantic error"): what it
+    found there is missing those parts."""
+    return sorted({f for f in re.findall(r"^ ?= ?error in (\S+?); ", text,
                                          re.M)
                    if not os.path.isabs(f)})      # spatch's own macros
 
@@ -115,7 +123,7 @@ def _spatch(tree_path, files, env, flags=()):
                if line.startswith("NSEV ")]
     problems = [line for line in proc.stderr.splitlines()
                 if re.search(r"timeout|error|EXN", line, re.I)
-                and not re.match(r"parse error| = error in ", line)]
+                and not DIAGNOSTIC.match(line)]
     if proc.returncode != 0:
         problems.append(f"spatch exited {proc.returncode} on "
                         f"{files[0]}..{files[-1]}")
@@ -124,9 +132,9 @@ def _spatch(tree_path, files, env, flags=()):
 
 class Cache:
     """spatch's records per chunk of files, in a folder of the work folder,
-    keyed by everything they depend on: the semantic patch, spatch's
-    version, the wrappers followed, the flags, the chunk's files and the
-    .c files they include, and every other file of the tree (headers
+    keyed by everything they depend on: the semantic patch, this module,
+    spatch's version, the wrappers followed, the flags, the chunk's files
+    and the .c files they include, and every other file of the tree (headers
     above all), so that no answer is reused once any input changed.  A
     checkout with local changes (modified, untracked or ignored files) is
     not cached at all.  Only clean runs are stored: a chunk on which
@@ -149,8 +157,8 @@ class Cache:
         for path in sorted(self.blobs):
             if not path.endswith(".c"):
                 context.update(f"{path} {self.blobs[path]}\n".encode())
-        self.base = (f"{tree.sha256(SMPL)} {spatch_version(env)} "
-                     f"{context.hexdigest()}")
+        self.base = (f"{tree.sha256(SMPL)} {tree.sha256(__file__)} "
+                     f"{spatch_version(env)} {context.hexdigest()}")
 
     def key(self, files, env, flags):
         if self.blobs is None:
