@@ -101,9 +101,11 @@ class RuleChecksTest(unittest.TestCase):
         # 6.1 tree, which the next stage then refused as local changes.
         seen = []
 
-        def run_logged(cmd, log_path, *args, cwd=None, **kwargs):
+        def run_logged(cmd, log_path, *args, cwd=None, errors_path=None,
+                       **kwargs):
             seen.append((cmd, cwd))
-            open(log_path, "w", encoding="utf-8").close()
+            for path in (log_path, errors_path):
+                open(path, "w", encoding="utf-8").close()
             return 0
 
         check = rulechecks.CHECKS[0]
@@ -115,6 +117,23 @@ class RuleChecksTest(unittest.TestCase):
         scratch = os.path.realpath(cmd[cmd.index("--tmp-dir") + 1])
         self.assertFalse(scratch.startswith(os.path.realpath(cwd) + os.sep))
         self.assertFalse(os.path.exists(os.path.dirname(scratch)))
+
+    def test_a_report_of_no_file_of_the_tree_is_a_problem(self):
+        def run_logged(cmd, log_path, *args, errors_path=None, **kwargs):
+            with open(log_path, "w", encoding="utf-8") as f:
+                f.write("badcounregister_2005.c:9:1-2: WARNING: x\n"
+                        "register_2005.c:9:1-2: WARNING: y\n")
+            open(errors_path, "w", encoding="utf-8").close()
+            return 0
+
+        with mock.patch.object(rulechecks, "run_logged", run_logged):
+            findings, problems, _, _ = rulechecks.run_check(
+                RULES, rulechecks.CHECKS[0], 1,
+                os.path.join(self.folder.name, "check.log"))
+        self.assertEqual(len(findings), 2)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("a report of badcounregister_2005.c:9, a file that "
+                      "is not in the tree", problems[0])
 
     def test_code_spatch_could_not_parse_is_said(self):
         # spatch skips a function it cannot parse, silently under
@@ -134,6 +153,10 @@ class RuleChecksTest(unittest.TestCase):
         self.assertEqual((problems, files), ([], 1))
         self.assertEqual(partly, ["hand_rolled_modern.c"])
         self.assertEqual(len(findings), 2)
+        # Its messages are kept apart from its reports: in one pipe,
+        # "badcount: 5" once cut 6.1's adbhid.c finding in two.
+        with open(os.path.join(self.folder.name, "check.log")) as f:
+            self.assertNotIn("bad", f.read())
         self.assertEqual(rulechecks.unparsed_lines(
             {"hand-rolled-chain": partly}), [
             "hand-rolled-chain: spatch reported parse errors in 1 files, "

@@ -1,5 +1,6 @@
 """Progress lines and timings for the long steps of the pipeline."""
 
+import os
 import subprocess
 import sys
 import threading
@@ -34,17 +35,22 @@ class Step:
 
 
 def run_logged(cmd, log_path, label, cwd=None, env=None, count=None,
-               heartbeat=30.0):
+               heartbeat=30.0, errors_path=None):
     """Runs `cmd` with its output appended to `log_path`, printing a line
     every `heartbeat` seconds with the time elapsed and, when `count` is
     (what, predicate), how many output lines matched the predicate so far.
-    Returns the exit status."""
+    With `errors_path`, its standard error goes there instead, for output
+    that must not be mixed with it (two processes writing to one pipe may
+    split each other's lines).  Returns the exit status."""
     counted = [0]
-    with open(log_path, "a", encoding="utf-8", errors="replace") as log:
+    with open(log_path, "a", encoding="utf-8", errors="replace") as log, \
+            open(errors_path or os.devnull, "a", encoding="utf-8",
+                 errors="replace") as errors:
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True,
+                                stderr=errors if errors_path else
+                                subprocess.STDOUT, text=True,
                                 errors="replace")
         start = time.monotonic()
         done = threading.Event()

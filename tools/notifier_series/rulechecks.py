@@ -129,11 +129,14 @@ def _read(source, name):
 
 
 def run_check(source, check, jobs, log_path):
-    """(findings, problems, files parsed) of `check` over the checkout
-    `source`, each file on its own (--file-groups); spatch's output goes
-    to `log_path`.  spatch runs in `source` for the findings' paths to be
-    relative to it, but its temporary folders (--jobs) go outside it: one
-    left by a killed run would be a local change of the user's tree."""
+    """(findings, problems, files parsed, files with parse errors) of
+    `check` over the checkout `source`, each file on its own
+    (--file-groups); spatch's reports go to `log_path`, its messages to
+    the same name ending in .err: mixed in one pipe, a message once cut
+    a report's file name in two.  spatch runs in `source` for the
+    findings' paths to be relative to it, but its temporary folders
+    (--jobs) go outside it: one left by a killed run would be a local
+    change of the user's tree."""
     files = files_of(source, check)
     groups = os.path.splitext(log_path)[0] + ".groups"
     with open(groups, "w", encoding="utf-8") as f:
@@ -144,20 +147,26 @@ def run_check(source, check, jobs, log_path):
            "--cocci-file", os.path.join(COCCI, check.cocci),
            "--file-groups", groups, "--no-scanner", "--jobs", str(jobs),
            "--chunksize", "1"]
-    if os.path.exists(log_path):
-        os.remove(log_path)
+    errors_path = os.path.splitext(log_path)[0] + ".err"
+    for path in (log_path, errors_path):
+        if os.path.exists(path):
+            os.remove(path)
     with tempfile.TemporaryDirectory(prefix="spatch-") as scratch:
         cmd += ["--tmp-dir", os.path.join(scratch, check.name)]
         rc = run_logged(cmd, log_path, check.cocci, cwd=source,
-                        count=("found", REPORT_LINE.match))
+                        count=("found", REPORT_LINE.match),
+                        errors_path=errors_path)
     os.remove(groups)
     problems = [] if rc == 0 else [
-        f"spatch exited {rc} on {check.cocci}; the end of {log_path}:\n"
-        + tail(log_path)]
-    with open(log_path, encoding="utf-8", errors="replace") as f:
-        text = f.read()
-    return (parse(check.name, text.splitlines()), problems, len(files),
-            evidence.unparsed(text))
+        f"spatch exited {rc} on {check.cocci}; the end of {errors_path}:\n"
+        + tail(errors_path)]
+    findings = parse(check.name, _read(source, log_path).splitlines())
+    problems += [f"{check.cocci}: a report of {f.at}, a file that is not "
+                 f"in the tree ({log_path})" for f in findings
+                 if not os.path.isfile(os.path.join(
+                     source, f.at.rsplit(":", 1)[0]))]
+    return (findings, problems, len(files),
+            evidence.unparsed(_read(source, errors_path)))
 
 
 def unparsed_lines(found):
