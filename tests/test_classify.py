@@ -163,6 +163,18 @@ class EvidenceTest(unittest.TestCase):
             self.assertIn("parsed only in part by spatch, where sites may "
                           "be missing: x.c", classify._searched(
                               named.searched))
+            # Or by a wrapper of the chain that the evidence followed.
+            with open(os.path.join(folder, "z.c"), "w") as f:
+                f.write("int f(void)\n{\n\treturn "
+                        "demo_register_notifier(&nb);\n}\n")
+            blocking = self.chain("demo_blocking_chain")
+            blocking.searched = dict(searched)
+            classify.mark_unparsed(self.tree, folder, ["z.c"])
+            self.assertEqual(blocking.searched["unparsed"], [])
+            classify.mark_unparsed(self.tree, folder, ["z.c"],
+                                   self.found["wrappers"])
+            self.assertEqual(blocking.searched["unparsed"], ["z.c"])
+            blocking.searched = {}
         finally:
             named.searched = other.searched = member.searched = {}
 

@@ -312,7 +312,11 @@ class CacheTest(unittest.TestCase):
         first = evidence.collect(self.root, 1, followed, folder)
         self.assertEqual(first["unparsed"], [USERS])
         self.assertEqual(first["problems"], [])
-        again = evidence.collect(self.root, 1, followed, folder)
+
+        def no_spatch(*args):
+            raise AssertionError("spatch ran again")
+        with mock.patch.object(evidence, "_spatch", no_spatch):
+            again = evidence.collect(self.root, 1, followed, folder)
         self.assertEqual(again["unparsed"], [USERS])
 
     def test_a_semantic_error_is_code_spatch_did_not_see(self):

@@ -135,6 +135,23 @@ class RuleChecksTest(unittest.TestCase):
         self.assertIn("a report of badcounregister_2005.c:9, a file that "
                       "is not in the tree", problems[0])
 
+    def test_an_exception_on_one_file_is_a_problem(self):
+        # spatch --file-groups exits 0 when one file raised (helper-23).
+        def run_logged(cmd, log_path, *args, errors_path=None, **kwargs):
+            open(log_path, "w", encoding="utf-8").close()
+            with open(errors_path, "w", encoding="utf-8") as f:
+                f.write('EXN: Failure("Error in Python script") in '
+                        'register_2005.c\n')
+            return 0
+
+        with mock.patch.object(rulechecks, "run_logged", run_logged):
+            _, problems, _, _ = rulechecks.run_check(
+                RULES, rulechecks.CHECKS[0], 1,
+                os.path.join(self.folder.name, "check.log"))
+        self.assertEqual(len(problems), 1)
+        self.assertIn('EXN: Failure("Error in Python script") in '
+                      'register_2005.c', problems[0])
+
     def test_code_spatch_could_not_parse_is_said(self):
         # spatch skips a function it cannot parse, silently under
         # --very-quiet: the check must say which files it saw in part.
@@ -156,7 +173,7 @@ class RuleChecksTest(unittest.TestCase):
         # Its messages are kept apart from its reports: in one pipe,
         # "badcount: 5" once cut 6.1's adbhid.c finding in two.
         with open(os.path.join(self.folder.name, "check.log")) as f:
-            self.assertNotIn("bad", f.read())
+            self.assertNotIn("badcount:", f.read())
         self.assertEqual(rulechecks.unparsed_lines(
             {"hand-rolled-chain": partly}), [
             "hand-rolled-chain: spatch reported parse errors in 1 files, "

@@ -177,18 +177,20 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
     if entries is None and os.path.exists(yaml_path(kver)):
         _, entries = classification.load(yaml_path(kver))
     figures.update(attach_evidence(model, graph, entries or [], depth))
-    mark_unparsed(model, source, found["unparsed"])
+    mark_unparsed(model, source, found["unparsed"], found["wrappers"])
     return model, facts
 
 
-def mark_unparsed(model, source, files):
-    """Adds to what was searched for each chain the files that name it
-    and that spatch parsed only in part: sites there may be missing."""
+def mark_unparsed(model, source, files, followed=()):
+    """Adds to what was searched for each chain the files that spatch
+    parsed only in part and that name it, or one of its wrappers that
+    the evidence followed (`followed`): sites there may be missing."""
     texts = {}
     for f in files:
         with open(os.path.join(source, f), encoding="utf-8",
                   errors="replace") as text:
             texts[f] = text.read()
+    writers = model.writer_wrappers()
     for chain in model.chains.values():
         if not chain.searched:
             continue                # excluded: nothing was searched
@@ -196,8 +198,13 @@ def mark_unparsed(model, source, files):
         names = [re.compile(rf"\b{w}\b") for w in re.findall(r"\w+",
                                                               chain.id)
                  if w != "struct"]
+        wrappers = ({n for n, (c, *_) in writers.items() if c is chain}
+                    | {s["fn"] for s in chain.sites if s["op"] == "call"})
+        called = [re.compile(rf"\b{w}\s*\(")
+                  for w in sorted(wrappers & set(followed))]
         chain.searched["unparsed"] = [
-            f for f in files if all(n.search(texts[f]) for n in names)]
+            f for f in files if all(n.search(texts[f]) for n in names)
+            or any(w.search(texts[f]) for w in called)]
 
 
 def rule_findings(kver, out, kernel_tree):

@@ -126,7 +126,7 @@ def _spatch(tree_path, files, env, flags=()):
                 and not DIAGNOSTIC.match(line)]
     if proc.returncode != 0:
         problems.append(f"spatch exited {proc.returncode} on "
-                        f"{files[0]}..{files[-1]}")
+                        + ", ".join(files))     # each is a failed file
     return records, problems, unparsed(proc.stderr)
 
 
