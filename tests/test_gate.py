@@ -319,6 +319,16 @@ class CacheTest(unittest.TestCase):
             again = evidence.collect(self.root, 1, followed, folder)
         self.assertEqual(again["unparsed"], [USERS])
 
+    def test_what_spatch_says_of_its_files_is_no_problem(self):
+        # 6.1's make classify: a chunk with lib/error-inject.c in it.
+        for line in ("Note: processing took    15.1s: lib/crc64-rocksoft.c "
+                     "lib/error-inject.c",
+                     "HANDLING: arch/powerpc/platforms/powernv/"
+                     "opal-memory-errors.c", "bad: \tbool error_seen;"):
+            self.assertTrue(evidence.DIAGNOSTIC.match(line), line)
+        self.assertFalse(evidence.DIAGNOSTIC.match(
+            "Fatal error: exception Coccinelle_modules.Common.Timeout"))
+
     def test_a_semantic_error_is_code_spatch_did_not_see(self):
         self.assertEqual(evidence.unparsed(
             "semantic error seems this is not a function\n"

@@ -100,7 +100,7 @@ def include_flags(path):
 # problems of the run, although they may quote code that says "error".
 DIAGNOSTIC = re.compile(r"bad:|BAD:|badcount:|HANDLING:|init_defs_builtins:"
                         r"|parse error|semantic error|ERROR-RECOV"
-                        r"| ?= ?error in ")
+                        r"| ?= ?error in |Note: processing took ")
 
 
 def unparsed(text):
