@@ -118,18 +118,24 @@ class RuleChecksTest(unittest.TestCase):
         self.assertFalse(scratch.startswith(os.path.realpath(cwd) + os.sep))
         self.assertFalse(os.path.exists(os.path.dirname(scratch)))
 
-    def test_a_report_of_no_file_of_the_tree_is_a_problem(self):
+    def run_faked(self, reports, messages):
+        """run_check() on the first check, spatch's reports and messages
+        being `reports` and `messages`."""
         def run_logged(cmd, log_path, *args, errors_path=None, **kwargs):
-            with open(log_path, "w", encoding="utf-8") as f:
-                f.write("badcounregister_2005.c:9:1-2: WARNING: x\n"
-                        "register_2005.c:9:1-2: WARNING: y\n")
-            open(errors_path, "w", encoding="utf-8").close()
+            for path, text in ((log_path, reports), (errors_path, messages)):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
             return 0
 
         with mock.patch.object(rulechecks, "run_logged", run_logged):
-            findings, problems, _, _ = rulechecks.run_check(
+            return rulechecks.run_check(
                 RULES, rulechecks.CHECKS[0], 1,
                 os.path.join(self.folder.name, "check.log"))
+
+    def test_a_report_of_no_file_of_the_tree_is_a_problem(self):
+        findings, problems, _, _ = self.run_faked(
+            "badcounregister_2005.c:9:1-2: WARNING: x\n"
+            "register_2005.c:9:1-2: WARNING: y\n", "")
         self.assertEqual(len(findings), 2)
         self.assertEqual(len(problems), 1)
         self.assertIn("a report of badcounregister_2005.c:9, a file that "
@@ -137,17 +143,9 @@ class RuleChecksTest(unittest.TestCase):
 
     def test_an_exception_on_one_file_is_a_problem(self):
         # spatch --file-groups exits 0 when one file raised (helper-23).
-        def run_logged(cmd, log_path, *args, errors_path=None, **kwargs):
-            open(log_path, "w", encoding="utf-8").close()
-            with open(errors_path, "w", encoding="utf-8") as f:
-                f.write('EXN: Failure("Error in Python script") in '
-                        'register_2005.c\n')
-            return 0
-
-        with mock.patch.object(rulechecks, "run_logged", run_logged):
-            _, problems, _, _ = rulechecks.run_check(
-                RULES, rulechecks.CHECKS[0], 1,
-                os.path.join(self.folder.name, "check.log"))
+        _, problems, _, _ = self.run_faked(
+            "", 'EXN: Failure("Error in Python script") in '
+            'register_2005.c\n')
         self.assertEqual(len(problems), 1)
         self.assertIn('EXN: Failure("Error in Python script") in '
                       'register_2005.c', problems[0])
