@@ -190,7 +190,7 @@ def mark_unparsed(model, source, files, followed=()):
         with open(os.path.join(source, f), encoding="utf-8",
                   errors="replace") as text:
             texts[f] = text.read()
-    writers = model.writer_wrappers()
+    writers, followed = model.writer_wrappers(), set(followed)
     for chain in model.chains.values():
         if not chain.searched:
             continue                # excluded: nothing was searched
@@ -201,7 +201,7 @@ def mark_unparsed(model, source, files, followed=()):
         wrappers = ({n for n, (c, *_) in writers.items() if c is chain}
                     | {s["fn"] for s in chain.sites if s["op"] == "call"})
         called = [re.compile(rf"\b{w}\s*\(")
-                  for w in sorted(wrappers & set(followed))]
+                  for w in sorted(wrappers & followed)]
         chain.searched["unparsed"] = [
             f for f in files if all(n.search(texts[f]) for n in names)
             or any(w.search(texts[f]) for w in called)]

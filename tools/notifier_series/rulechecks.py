@@ -160,12 +160,14 @@ def run_check(source, check, jobs, log_path):
     problems = [] if rc == 0 else [
         f"spatch exited {rc} on {check.cocci}; the end of {errors_path}:\n"
         + tail(errors_path)]
-    messages = _read(source, errors_path)
+    with open(errors_path, encoding="utf-8", errors="replace") as f:
+        messages = f.read()
     # An exception on one file (EXN:) loses that file's findings, and
     # spatch --file-groups still exits 0.
     problems += [f"{check.cocci}: {line} ({errors_path})"
                  for line in messages.splitlines() if line.startswith("EXN")]
-    findings = parse(check.name, _read(source, log_path).splitlines())
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        findings = parse(check.name, f.read().splitlines())
     problems += [f"{check.cocci}: a report of {f.at}, a file that is not "
                  f"in the tree ({log_path})" for f in findings
                  if not os.path.isfile(os.path.join(
