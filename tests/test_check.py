@@ -1,0 +1,65 @@
+"""make check: its steps, the README's list of them, and the table."""
+
+import os
+import re
+import tempfile
+import unittest
+
+from tests import tools_path  # noqa: F401
+from notifier_series import check, output, tree
+
+
+class StepsTest(unittest.TestCase):
+    def test_the_readme_lists_the_steps_that_run(self):
+        with open(os.path.join(tree.REPO, "README.md"),
+                  encoding="utf-8") as f:
+            text = f.read()
+        block = re.search(r"## What `make check` runs\n\n```\n(.*?)```",
+                          text, re.S).group(1)
+        listed = [line.split("#")[0].strip() for line in block.splitlines()]
+        self.assertEqual(listed, [check.command_line(s)
+                                  for s in check.STEPS])
+
+
+class RunTest(unittest.TestCase):
+    def run_with(self, statuses):
+        calls = []
+
+        def runner(argv, cwd):
+            calls.append(argv)
+            return statuses[len(calls) - 1]
+
+        with tempfile.TemporaryDirectory() as out:
+            status = check.run("/work", out, runner=runner)
+            record = output.read_json(os.path.join(out, "check.json"))
+        return status, calls, record["steps"]
+
+    def test_every_step_runs_when_all_pass(self):
+        status, calls, rows = self.run_with([0] * len(check.STEPS))
+        self.assertEqual(status, 0)
+        self.assertEqual(len(calls), len(check.STEPS))
+        self.assertEqual(calls[1][-4:], ["--work", "/work", "boot-test",
+                                         "6.1"])
+        self.assertEqual([r["status"] for r in rows], [0] * len(rows))
+
+    def test_the_first_failure_stops_the_run_with_its_status(self):
+        status, calls, rows = self.run_with([0, 0, 2, 0, 0, 0, 0, 0, 0])
+        self.assertEqual(status, 2)
+        self.assertEqual(len(calls), 3)
+        self.assertEqual([r["status"] for r in rows],
+                         [0, 0, 2] + [None] * (len(check.STEPS) - 3))
+
+    def test_the_table_names_each_step_its_status_and_time(self):
+        rows = [{"step": "a", "status": 0, "seconds": 61.0},
+                {"step": "bb", "status": 4, "seconds": 3600.0},
+                {"step": "c", "status": None, "seconds": 0.0}]
+        self.assertEqual(check.table(rows).splitlines(), [
+            "step    status  time",
+            "a            0    1 min 01 s",
+            "bb           4   60 min 00 s",
+            "c      not run    0 min 00 s",
+            "total            61 min 01 s"])
+
+
+if __name__ == "__main__":
+    unittest.main()
