@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import unittest.mock
 
 from tests import tools_path  # noqa: F401
 from notifier_series import (chains, classification, classify, evidence,
@@ -216,3 +217,22 @@ class EvidenceTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EvidenceStampTest(unittest.TestCase):
+    """out/<kver>/evidence.json is reused only while what made it is the
+    same: a change to the collector's code (chains.py picks the wrappers
+    followed) must make it stale."""
+
+    def test_a_change_to_chains_py_makes_the_record_stale(self):
+        with tempfile.TemporaryDirectory() as folder:
+            source = fixture_tree(os.path.join(folder, "tree"))
+            before = classify.evidence_stamp(source)
+            real = classify.tree.sha256
+
+            def changed(path):
+                return "other" if path == chains.__file__ else real(path)
+
+            with unittest.mock.patch.object(classify.tree, "sha256",
+                                            changed):
+                self.assertNotEqual(classify.evidence_stamp(source), before)

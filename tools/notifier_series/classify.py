@@ -133,6 +133,16 @@ def collect(kernel_tree, source, jobs, what):
     return found
 
 
+def evidence_stamp(source):
+    """What out/<kver>/evidence.json depends on: the checkout, the
+    semantic patch and the code that collects it (evidence.py, and
+    chains.py, which picks the wrappers whose calls are followed)."""
+    return {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
+            "smpl": tree.sha256(evidence.SMPL),
+            "collector": {os.path.basename(m.__file__): tree.sha256(m.__file__)
+                          for m in (evidence, chains)}}
+
+
 def analyse(kver, work, jobs, out, reuse=False, entries=None,
             depth=callgraph.DEPTH):
     """(chains.Tree, facts) of the pristine tree of `kver`, with the call
@@ -146,9 +156,7 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
                                  f"Linux {kernel_tree.version}")
     folder = os.path.join(out, kver)
     cached = os.path.join(folder, "evidence.json")
-    stamp = {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
-             "smpl": tree.sha256(evidence.SMPL),
-             "collector": tree.sha256(evidence.__file__)}
+    stamp = evidence_stamp(source)
     found = None
     if reuse and os.path.exists(cached):
         with open(cached, encoding="utf-8") as f:
