@@ -2,11 +2,13 @@
 
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
-from notifier_series import check, output, tree
+from notifier_series import check, output, progress, tree
 
 
 class StepsTest(unittest.TestCase):
@@ -63,3 +65,39 @@ class RunTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ExitStatusTest(unittest.TestCase):
+    """One exit-status table: the README's is progress.EXIT_STATUS, and
+    the CLI maps usage errors and unexpected exceptions into it."""
+
+    def test_the_readme_gives_the_table(self):
+        with open(os.path.join(tree.REPO, "README.md"),
+                  encoding="utf-8") as f:
+            text = f.read()
+        block = re.search(r"## Exit status\n.*?\|---\|---\|\n(.*?)\n\n",
+                          text, re.S).group(1)
+        self.assertEqual(block.splitlines(), [
+            f"| {code} | {what} |" for code, what in progress.EXIT_STATUS])
+
+    def cli(self, *argv):
+        return subprocess.run(
+            [sys.executable, os.path.join(tree.REPO, "tools",
+                                          "notifier-series")] + list(argv),
+            capture_output=True, text=True)
+
+    def test_a_usage_error_is_an_input_error(self):
+        proc = self.cli("no-such-command")
+        self.assertEqual(proc.returncode, progress.HARNESS_ERROR)
+        self.assertIn("invalid choice", proc.stderr)
+
+    def test_an_undecodable_classification_is_an_input_error(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "c.yaml")
+            with open(path, "wb") as f:
+                f.write(b"kernel: \xff\n")
+            proc = self.cli("convert", folder, "--classification", path,
+                            "--patch", os.path.join(folder, "p"))
+        self.assertEqual(proc.returncode, progress.HARNESS_ERROR)
+        self.assertEqual(proc.stderr, f"error: {path}:1: not UTF-8 text "
+                         "(byte 0xff)\n")

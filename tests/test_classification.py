@@ -4,6 +4,8 @@ decisions."""
 
 import glob
 import os
+import re
+import tempfile
 import unittest
 
 from tests import tools_path  # noqa: F401
@@ -60,6 +62,16 @@ class LoadTest(unittest.TestCase):
     def test_malformed_yaml(self):
         self.bad(GOOD.replace("  class: atomic\n", "  class: [atomic\n"),
                  r"^c\.yaml:\d+: not valid YAML")
+
+    def test_undecodable_file(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "c.yaml")
+            with open(path, "wb") as f:
+                f.write(GOOD.encode() + b"  reason: caf\xe9\n")
+            with self.assertRaisesRegex(
+                    Error, rf"^{re.escape(path)}:20: not UTF-8 text "
+                    r"\(byte 0xe9\)$"):
+                cl.load(path)
 
     def test_not_a_list(self):
         self.bad('kernel: "6.1"\nchains: 3\n', r"c\.yaml:1: 'chains' must")

@@ -58,10 +58,16 @@ def load(path, text=None):
     unknown field, an unknown class, a duplicate chain."""
     if text is None:
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                data = f.read()
         except OSError as e:
             raise Error(f"{path}: {e.strerror}")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1
+            raise Error(f"{path}:{line}: not UTF-8 text (byte "
+                        f"{data[e.start]:#04x})")
     try:
         root = yaml.compose(text)
     except yaml.YAMLError as e:

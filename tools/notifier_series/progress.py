@@ -81,6 +81,23 @@ def tail(path, lines=20):
         return ""
 
 
-def fail(message, code=4):
+# Every command's exit status (README, "Exit status"; the CLI's --help).
+EXIT_STATUS = (
+    (0, "pass: every check of the command is green"),
+    (1, "a check failed: a test, checkpatch, sparse, the compile-test, the "
+        "gate, a rule; or spatch reported problems"),
+    (2, "a splat on a console: an oops, a lockdep, KASAN, RCU or "
+        "sleep-in-atomic report"),
+    (3, "a timeout: a kernel that did not finish in time"),
+    (4, "a harness or input error: bad input (named by file and line), a "
+        "usage error, a failed build, a missing tool, an unexpected "
+        "exception"),
+    (130, "interrupted (Ctrl-C)"),
+)
+HARNESS_ERROR = 4
+INTERRUPTED = 130
+
+
+def fail(message, code=HARNESS_ERROR):
     print(f"error: {message}", file=sys.stderr, flush=True)
     sys.exit(code)
