@@ -193,6 +193,18 @@ class ConvertTest(unittest.TestCase):
                       "is not in", str(cm.exception))
         self.assertEqual(sources(self.dir), before)
 
+    def test_a_bare_head_missing_from_the_yaml_stops_the_conversion(self):
+        with open(YAML, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index("- chain: hci_notifier")
+        end = text.index("- chain:", start + 1)
+        path = self.yaml(text[:start] + text[end:])
+        with self.assertRaises(Error) as cm:
+            convert.convert(self.dir, path, jobs=2)
+        self.assertIn("bare_2005.c:24: notifier_call_chain(&hci_notifier, "
+                      "...) calls the 2005 API on the bare head "
+                      "hci_notifier, which is not in", str(cm.exception))
+
     def test_a_yaml_chain_the_sources_lack_is_named_with_its_line(self):
         with open(YAML, encoding="utf-8") as f:
             text = f.read()

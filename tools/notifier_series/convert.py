@@ -71,6 +71,12 @@ def candidates(directory, bare_symbols):
     pattern = PREFILTER
     if bare_symbols:
         pattern += "|\\b(" + "|".join(sorted(bare_symbols)) + ")\\b"
+    return grep(directory, pattern)
+
+
+def grep(directory, pattern):
+    """The .c, .h and .S files of `directory` where the extended regular
+    expression `pattern` matches, relative to it."""
     if os.path.isdir(os.path.join(directory, ".git")):
         cmd = ["git", "-C", directory, "grep", "-l", "-E", "-e", pattern,
                "--", "*.c", "*.h", "*.S"]
@@ -82,6 +88,35 @@ def candidates(directory, bare_symbols):
     if proc.returncode not in (0, 1):
         raise Error(f"searching {directory} failed: {proc.stderr.strip()}")
     return sorted(os.path.normpath(p) for p in proc.stdout.split())
+
+
+# A call of the 2005 API on a bare head: the names the new API keeps.
+BARE_CALL = re.compile(r"\b(notifier_chain_register|notifier_chain_unregister"
+                       r"|notifier_call_chain)\s*\(\s*&\s*(\w+)\s*,")
+
+
+def unlisted_bare(directory, bare, path):
+    """Errors, file:line, where the 2005 API is called on a bare head
+    (a `struct notifier_block *` of the directory) that the
+    classification does not name: left as it is, the call would not
+    compile against the new API of the same name."""
+    calls = []
+    for f in grep(directory, "notifier_(chain_register|chain_unregister|"
+                  "call_chain)"):
+        text = _text(directory, f)
+        calls += [(m.group(2), f, text.count("\n", 0, m.start()) + 1,
+                   m.group(1)) for m in BARE_CALL.finditer(text)]
+    pointers = {name for name in {c[0] for c in calls} - bare if grep(
+        directory, rf"struct\s+notifier_block\s*\*\s*{name}\s*(=|;)")}
+    return [f"{f}:{line}: {api}(&{name}, ...) calls the 2005 API on the "
+            f"bare head {name}, which is not in {path}"
+            for name, f, line, api in sorted(calls) if name in pointers]
+
+
+def _text(directory, path):
+    with open(os.path.join(directory, path), encoding="utf-8",
+              errors="surrogateescape") as f:
+        return f.read()
 
 
 def _spatch(directory, path, env, scratch):
@@ -374,6 +409,7 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
                 unconverted.append((path, line, f"{name} is left: spatch "
                                     "could not convert this use"))
     errors = check_fit(entries, records, directory, yaml_path)
+    errors += unlisted_bare(directory, bare, yaml_path)
     errors += named_still(locks(records, True), changed)
     defined = definitions(records, directory)
     converted = {(r["what"], r["file"]) for r in defined
