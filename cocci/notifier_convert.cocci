@@ -24,7 +24,8 @@
 // knows it, else from the member's name when all chains of that name have
 // one class.  All matching comes before the first change, because spatch
 // reports the positions of a changed file in a temporary copy of it.
-// Options: --no-includes
+// Options: --no-includes --macro-file cocci/notifier_macros.h, and
+// NOTIFIER_CLASSES (and NOTIFIER_FILE) in the environment, as above
 // Keywords: notifier, notifier_head, ATOMIC_NOTIFIER_HEAD
 // Requires: 1.1.1
 

@@ -18,21 +18,36 @@
 // another file: tools/notifier-series classify looks at the whole tree.
 // Only the init and exit functions themselves (and the exit function's
 // direct callees) are searched: a block registered in a probe function
-// is the driver's unbind path's business.
+// is the driver's unbind path's business.  With -D patch, an exported
+// wrapper that is only "return <register>(&head, nb);" gets its
+// unregister wrapper next to it, named with "unregister" for its
+// "register" and exported the same way, as 4/7 did; other wrappers, and
+// modules, are left for a person, and so are the chains named in the
+// environment's NOTIFIER_UNREGISTERED (separated by spaces), which
+// another file unregisters from (tools/notifier-series convert sets it).
 // Options: --no-includes --include-headers
 // Keywords: notifier, register, unregister, module_exit
 
+virtual patch
 virtual context
 virtual org
 virtual report
 
 @initialize:python@
 @@
+import os
+
 registered = {}     # (file, head) -> [(function, line)]
 unregistered = set()    # (file, head)
 exported = set()        # (file, function)
 module_blocks = {}      # (file, block) -> [(register function, line)]
 module_unregistered = set()     # (file, block)
+functions = set()       # (file, function defined), with -D patch
+elsewhere = set(os.environ.get("NOTIFIER_UNREGISTERED", "").split())
+
+
+def defined(file):
+    return {fn for f, fn in functions if f == file}
 
 
 def leaked(file):
@@ -145,6 +160,72 @@ identifier head.H;
 position q : script:python(H) { open_chain(q[0].file, H) != [] };
 @@
 * H@q
+
+// The fix: the unregister wrapper beside the register wrapper.
+
+@defn depends on patch@
+identifier fn;
+position p;
+@@
+fn@p(...) { ... }
+
+@script:python depends on patch@
+fn << defn.fn;
+p << defn.p;
+@@
+functions.add((p[0].file, fn))
+
+@wrap depends on patch@
+identifier head.H, F, nb;
+identifier r = {atomic_notifier_chain_register, atomic_notifier_chain_register_unique_prio, blocking_notifier_chain_register, blocking_notifier_chain_register_unique_prio, raw_notifier_chain_register, srcu_notifier_chain_register, notifier_chain_register, notifier_chain_register_unique_prio};
+type T;
+position p;
+@@
+T F@p(struct notifier_block *nb)
+{
+	return r(&H, nb);
+}
+
+@script:python named depends on patch@
+H << head.H;
+F << wrap.F;
+r << wrap.r;
+p << wrap.p;
+U;
+UR;
+@@
+name = F.replace("register", "unregister", 1)
+if ("register" in F and name not in defined(p[0].file) and
+        H not in elsewhere and
+        F in [f for f, _ in open_chain(p[0].file, H)]):
+    coccinelle.U = cocci.make_ident(name)
+    coccinelle.UR = cocci.make_ident(r.replace("_unique_prio", "").replace("chain_register", "chain_unregister"))
+else:
+    cocci.include_match(False)
+
+@fix depends on patch@
+identifier head.H, wrap.F, wrap.nb, named.U, named.UR;
+type wrap.T;
+declarer name EXPORT_SYMBOL;
+@@
+EXPORT_SYMBOL(F);
++T U(struct notifier_block *nb)
++{
++	return UR(&H, nb);
++}
++EXPORT_SYMBOL(U);
+
+@fix_gpl depends on patch@
+identifier head.H, wrap.F, wrap.nb, named.U, named.UR;
+type wrap.T;
+declarer name EXPORT_SYMBOL_GPL;
+@@
+EXPORT_SYMBOL_GPL(F);
++T U(struct notifier_block *nb)
++{
++	return UR(&H, nb);
++}
++EXPORT_SYMBOL_GPL(U);
 
 // The module's part.
 

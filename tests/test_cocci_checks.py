@@ -89,6 +89,10 @@ RULE_EXPECTED = {
 }
 
 
+# The checks that also fix what they find, with -D patch.
+PATCH_MODE = ("notifier_register_without_unregister.cocci",)
+
+
 def report(cocci, folder=FIXTURE,
            paths=("drivers/demo/core.c", "drivers/demo/users.c")):
     """Report lines of one check, each file on its own as coccicheck runs
@@ -139,7 +143,34 @@ class CocciCheckTest(unittest.TestCase):
                 self.assertRegex(text, r"(?m)^// Options: ")
                 for mode in ("context", "org", "report"):
                     self.assertRegex(text, rf"(?m)^virtual {mode}$")
-                self.assertFalse(re.search(r"(?m)^virtual patch$", text))
+                self.assertEqual(
+                    bool(re.search(r"(?m)^virtual patch$", text)),
+                    cocci in PATCH_MODE)
+
+    def test_patch_mode_adds_the_unregister_wrapper_it_can(self):
+        """4/7's fix where the register wrapper is only a call:
+        register_modern.c's, and not 2005's die wrapper, which takes a
+        lock, nor a chain that has both wrappers."""
+        diffs = {}
+        for path in RULE_FILES:
+            proc = subprocess.run(
+                ["spatch", "--very-quiet", "-D", "patch", "--no-includes",
+                 "--include-headers", "--sp-file",
+                 os.path.join(COCCI, "notifier_register_without_unregister"
+                              ".cocci"), path],
+                cwd=RULES, capture_output=True, text=True)
+            self.assertEqual(proc.stderr, "")
+            if proc.stdout:
+                diffs[path] = [line for line in proc.stdout.splitlines()
+                               if line.startswith(("+", "-"))][2:]
+        self.assertEqual(diffs, {"register_modern.c": [
+            "+int demo_unregister_event_notifier(struct notifier_block *nb)",
+            "+{",
+            "+\treturn atomic_notifier_chain_unregister(&demo_event_chain, "
+            "nb);",
+            "+}",
+            "+EXPORT_SYMBOL_GPL(demo_unregister_event_notifier);",
+            "+"]})
 
 
 if __name__ == "__main__":

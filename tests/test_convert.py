@@ -88,7 +88,14 @@ class ConvertTest(unittest.TestCase):
                 self.assertEqual(want.read(), got.read())
         self.assertEqual(report["errors"], [])
         self.assertEqual(report["spatch_problems"], [])
-        self.assertEqual(report["chains_converted"], 25)
+        self.assertEqual(report["chains_converted"], 28)
+        # 2005's 4/7: only the wrapper that is a call, on a chain nothing
+        # else unregisters from (unregister_2005.res).
+        self.assertEqual(report["unregister_added"], [{
+            "file": "unregister_2005.c", "line": 19,
+            "wrapper": "unregister_demo_die_notifier",
+            "register": "register_demo_die_notifier",
+            "chain": "demo_die_chain", "headers": ["unregister_2005.h"]}])
         # Assembly is renamed by text; comments name the new API.
         self.assertEqual(report["converted_by_text"],
                          ["entry.S:6", "unparsed.c:11"])
@@ -172,7 +179,7 @@ class ConvertTest(unittest.TestCase):
         patch = os.path.join(self.tmp, "out.patch")
         report = convert.convert(self.dir, YAML, jobs=2, patch=patch)
         self.assertEqual(sources(self.dir), before)
-        self.assertEqual(len(report["files_changed"]), 13)
+        self.assertEqual(len(report["files_changed"]), 16)
         subprocess.run(["patch", "-s", "-p1", "-i", patch], cwd=self.dir,
                        check=True)
         for name, text in sources(self.dir).items():

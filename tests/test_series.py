@@ -113,6 +113,18 @@ class MessageTest(unittest.TestCase):
         self.assertNotIn("spatch could not parse", text)
 
 
+    def test_an_unregister_wrapper_added_is_said_in_its_patch(self):
+        added = [{"file": "kernel/die.c", "line": 19,
+                  "wrapper": "unregister_die_notifier",
+                  "register": "register_die_notifier", "chain": "die_chain",
+                  "headers": ["include/linux/die.h"]}]
+        text = split.message("kernel", "THE REST", ["kernel/die.c"], "",
+                             [], "6.1", added=added)
+        self.assertIn("Add unregister_die_notifier() beside "
+                      "register_die_notifier(), which registers on die_chain",
+                      " ".join(text.split()))
+
+
 class RecordBisectTest(unittest.TestCase):
     REPORT = {"patches": 2, "patch_ids": ["a", "b"], "applies": True,
               "checkpatch": {"errors": 0, "warnings": 0, "checks": 0},
@@ -265,6 +277,26 @@ class CoverLetterTest(unittest.TestCase):
             "6.1", "6.1.192", [], [], [], [], [], None, locks).split())
         self.assertIn("have not run on this tree", flat)
         self.assertIn("The conversion removes 1 lock guarding", flat)
+
+    def test_a_register_wrapper_completed_is_not_left(self):
+        rules = {"redundant-lock": [], "hand-rolled-chain": [],
+                 "register-without-unregister": [
+                     {"at": "w.c:2", "message": "register_w_notifier() "
+                      "registers on w_chain on line 5"},
+                     {"at": "v.c:2", "message": "register_v_notifier() "
+                      "registers on v_chain on line 5"}]}
+        added = [{"file": "w.c", "line": 9, "wrapper": "unregister_w_notifier",
+                  "register": "register_w_notifier", "chain": "w_chain",
+                  "headers": []}]
+        text = series.cover_letter("6.1", "6.1.192", [], [], [], [], [],
+                                   rules, (), added)
+        flat = " ".join(text.split())
+        self.assertIn("The conversion adds 1 unregister wrapper beside "
+                      "register wrappers "
+                      "that had none, each in its chain's patch, as 4/7 did: "
+                      "unregister_w_notifier().", flat)
+        self.assertIn("- 4/7 register-without-unregister: v.c:2:", text)
+        self.assertNotIn("w.c:2", text)
 
     def test_no_violation(self):
         text = self.letter([])

@@ -20,6 +20,9 @@ from .progress import Error, say
 from .tree import REPO
 
 SMPL = os.path.join(REPO, "cocci", "notifier_convert.cocci")
+# Its -D patch adds the unregister wrapper that a register wrapper lacks.
+UNREGISTER_SMPL = os.path.join(REPO, "cocci",
+                               "notifier_register_without_unregister.cocci")
 MACROS = os.path.join(REPO, "cocci", "notifier_macros.h")
 # The typed API that the conversion replaces.
 TYPED = re.compile(r"\b((atomic|blocking)_notifier_("
@@ -111,6 +114,92 @@ def unlisted_bare(directory, bare, path):
     return [f"{f}:{line}: {api}(&{name}, ...) calls the 2005 API on the "
             f"bare head {name}, which is not in {path}"
             for name, f, line, api in sorted(calls) if name in pointers]
+
+
+# An exported register wrapper that is only a call, as the -D patch of
+# UNREGISTER_SMPL completes (which decides; this finds the files to run it
+# on): (wrapper, head).
+REGISTER_WRAPPER = re.compile(
+    r"\b(\w*register\w*)\s*\(\s*struct\s+notifier_block\s*\*\s*(\w+)\s*\)"
+    r"\s*\{\s*return\s+\w*notifier_chain_register\w*\s*\(\s*&\s*(\w+)\s*,"
+    r"\s*\2\s*\)\s*;\s*\}\s*EXPORT_SYMBOL(?:_GPL)?\s*\(\s*\1\s*\)\s*;")
+
+
+# An unregistration, on one line or more: (head).
+UNREGISTER = re.compile(r"notifier_chain_unregister\s*\(\s*&\s*(\w+)\b")
+
+
+def add_unregister(directory, paths, texts, jobs):
+    """2005's 4/7: the unregister wrapper beside each exported register
+    wrapper of `paths` whose chain nothing in the directory unregisters
+    from, and its prototype after the register wrapper's in the headers.
+    `texts` ({path: text}, the conversion's) is updated; returns
+    [{"file", "line", "wrapper", "register", "chain", "headers"}]."""
+    work = {}
+    for path in paths:
+        text = texts.get(path) or _text(directory, path)
+        for m in REGISTER_WRAPPER.finditer(text):
+            work.setdefault(path, set()).add(m.group(3))
+    unregistered = {m.group(1) for f in grep(directory,
+                                             "notifier_chain_unregister")
+                    for m in UNREGISTER.finditer(_text(directory, f))}
+    env = dict(os.environ, NOTIFIER_UNREGISTERED=" ".join(
+        sorted(unregistered)))
+    added = []
+    with tempfile.TemporaryDirectory(prefix="notifier-unregister-") as tmp:
+        def patch(path):
+            copy = os.path.join(tmp, path.replace("/", "__"))
+            with open(copy, "w", encoding="utf-8",
+                      errors="surrogateescape") as f:
+                f.write(texts.get(path) or _text(directory, path))
+            proc = subprocess.run(
+                ["spatch", "--very-quiet", "-D", "patch", "--no-includes",
+                 "--include-headers", "--sp-file", UNREGISTER_SMPL,
+                 "--in-place", copy], capture_output=True, text=True,
+                env=env)
+            if proc.returncode:
+                raise Error(f"{path}: spatch -D patch of "
+                            f"{os.path.basename(UNREGISTER_SMPL)} failed: "
+                            f"{proc.stderr.strip()}")
+            return path, _text(tmp, os.path.basename(copy))
+
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            results = list(pool.map(patch, sorted(
+                p for p, hs in work.items() if hs - unregistered)))
+    for path, new in results:
+        old = texts.get(path) or _text(directory, path)
+        if new == old:
+            continue
+        texts[path] = new
+        for m in REGISTER_WRAPPER.finditer(old):
+            wrapper = m.group(1).replace("register", "unregister", 1)
+            found = re.search(rf"^\w.*\b{wrapper}\s*\(", new, re.M)
+            if found and not re.search(rf"\b{wrapper}\s*\(", old):
+                added.append({
+                    "file": path, "line": new.count("\n", 0,
+                                                    found.start()) + 1,
+                    "wrapper": wrapper, "register": m.group(1),
+                    "chain": m.group(3),
+                    "headers": prototypes(directory, texts, m.group(1),
+                                          wrapper)})
+    return added
+
+
+def prototypes(directory, texts, register, wrapper):
+    """Adds the prototype of `wrapper` after each one-line prototype of
+    `register` in the directory's headers; returns the headers."""
+    line = re.compile(rf"^.*\b{register}\s*\(.*\);[ \t]*$", re.M)
+    headers = []
+    for path in grep(directory, rf"\b{register}\s*\("):
+        if not path.endswith(".h"):
+            continue
+        text = texts.get(path) or _text(directory, path)
+        new = line.sub(lambda m: m.group() + "\n" + m.group().replace(
+            register, wrapper), text)
+        if new != text:
+            texts[path] = new
+            headers.append(path)
+    return headers
 
 
 def _text(directory, path):
@@ -408,6 +497,8 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
             if (path, line) not in excluded:
                 unconverted.append((path, line, f"{name} is left: spatch "
                                     "could not convert this use"))
+    added = add_unregister(directory, [p for p in files if p.endswith(".c")],
+                           changed, jobs or os.cpu_count() or 1)
     errors = check_fit(entries, records, directory, yaml_path)
     errors += unlisted_bare(directory, bare, yaml_path)
     errors += named_still(locks(records, True), changed)
@@ -433,6 +524,7 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
         "comments_renamed": comments,
         "locks_removed": locks(records, True),
         "locks_kept": locks(records, False),
+        "unregister_added": added,
         "init_unresolved": unresolved,
         "spatch_problems": problems, "errors": errors,
         "seconds": round(time.monotonic() - start, 1),
@@ -501,6 +593,9 @@ def summary(report):
               for r in report["locks_removed"]]
     lines += [f"    lock of chain operations kept: {lock_line(r)}"
               for r in report["locks_kept"]]
+    lines += [f"    added, as 2005's 4/7 did: {a['file']}:{a['line']}: "
+              f"{a['wrapper']}() beside {a['register']}()"
+              for a in report.get("unregister_added", [])]
     lines += [f"    not converted: {u}" for u in report["unconverted"]]
     lines += [f"    kind kept: {u}" for u in report["init_unresolved"]]
     lines += [f"    spatch: {p}" for p in report["spatch_problems"]]

@@ -84,7 +84,8 @@ def build_series(kver, work, out, jobs, stage):
         by_text.setdefault(path, []).append(f"{path}:{line}")
     try:
         _commit_groups(git, core, converted, groups, together, entries,
-                       by_text, report["locks_removed"], kver, stage)
+                       by_text, report["locks_removed"],
+                       report["unregister_added"], kver, stage)
     except BaseException:
         # Leave the tree clean, on the core branch, for the next run.
         tree.git(git, "reset", "-q", "--hard")
@@ -94,7 +95,7 @@ def build_series(kver, work, out, jobs, stage):
 
 
 def _commit_groups(git, core, converted, groups, together, entries, by_text,
-                   locks, kver, stage):
+                   locks, added, kver, stage):
     prefixes = split.prefixes(groups)
     with Step(f"committing {len(groups)} subsystem patches on {BRANCH}"):
         tree.git(git, "checkout", "-q", "-B", BRANCH, core)
@@ -108,8 +109,10 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                        None)
             lines = [x for f in files for x in by_text.get(f, [])]
             removed = [r for r in locks if r["file"] in files]
+            wrappers = [a for a in added if a["file"] in files]
             text = split.message(prefixes[section], section, files, diff,
-                                 entries, kver, why, lines, removed)
+                                 entries, kver, why, lines, removed,
+                                 wrappers)
             commit(git, files, text, stage)
         if tree.git(git, "diff", "--stat", BRANCH, converted).strip():
             raise Error("the subsystem patches do not add up to the "
@@ -158,10 +161,11 @@ def applies(path, patch_files):
 
 
 def cover_letter(kver, version, entries, groups, checks, patches,
-                 violations, rules=None, locks=()):
+                 violations, rules=None, locks=(), added=()):
     """The body of the cover letter.  `rules` are the audit's findings of
     the 2005 series' other rule checks (None when the audit of this tree
-    has none), `locks` the locks that the conversion removed."""
+    has none), `locks` the locks that the conversion removed and `added`
+    the unregister wrappers it added."""
     by_class = {"blocking": [], "atomic": [], "excluded": []}
     for e in entries:
         by_class[e["class"]].append(e)
@@ -230,7 +234,7 @@ def cover_letter(kver, version, entries, groups, checks, patches,
             "before the core patch, which changes the rule, so that every "
             "point of the series is free of them; they are independent of "
             "the rest and can go through their subsystems' trees.")
-    lines += [""] + rule_findings(rules, locks)
+    lines += [""] + rule_findings(rules, locks, added)
     lines += ["", "Checks run on the series:", ""]
     lines += [f"  - {line}" for line in checks]
     lines += ["", f"{len(patches)} patches: the core patches, "
@@ -238,7 +242,7 @@ def cover_letter(kver, version, entries, groups, checks, patches,
     return "\n".join(lines) + "\n"
 
 
-def rule_findings(rules, locks):
+def rule_findings(rules, locks, added=()):
     """The cover letter's paragraph on the 2005 series' patches 3/7, 4/7
     and 7/7: what their rule checks found on the pristine tree, what the
     conversion removed, and the findings left for their maintainers."""
@@ -246,6 +250,11 @@ def rule_findings(rules, locks):
                f"lock{'s' if len(locks) != 1 else ''} guarding nothing but "
                "converted chains, each in its chain's patch, as 3/7 did."
                if locks else "")
+    removes += (f"  The conversion adds {len(added)} unregister "
+                f"wrapper{'s' if len(added) != 1 else ''} beside register "
+                "wrappers that had none, each in its chain's patch, as 4/7 "
+                "did: " + ", ".join(f"{a['wrapper']}()" for a in added) + "."
+                if added else "")
     if rules is None:
         return split.wrap(
             "The rule checks of the 2005 series' other patches (redundant "
@@ -263,7 +272,8 @@ def rule_findings(rules, locks):
             f"written by hand: {counts['hand-rolled-chain']}, for a person "
             "to fold onto the chain API as 7/7 did the USB core's list.")
     text += removes
-    removed = {(r["file"], r["lock"]) for r in locks}
+    removed = {(r["file"], r["lock"]) for r in locks} | {
+        (a["file"], a["register"] + "()") for a in added}
     left = {name: [r for r in rows if not rulechecks.not_counted(r) and
                    (r["at"].rpartition(":")[0],
                     r["message"].split()[0]) not in removed]
@@ -464,7 +474,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
                   "chains_converted", "files_changed", "converted_by_text",
                   "unconverted", "init_unresolved", "typed_api_left",
                   "second_run_files_changed")},
-              "locks_removed": conversion.get("locks_removed", [])}
+              "locks_removed": conversion.get("locks_removed", []),
+              "unregister_added": conversion.get("unregister_added", [])}
     with Step(f"checkpatch.pl --strict on {len(files)} patches"):
         cp = checkpatch.run(git, files, jobs)
     with open(os.path.join(stage, "checkpatch.txt"), "w",
@@ -507,7 +518,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     _write_cover(cover, kver, kernel_tree.version, entries, groups,
                  report["summary"], files, items,
                  classify.rule_findings(kver, out, kernel_tree),
-                 conversion.get("locks_removed", []))
+                 conversion.get("locks_removed", []),
+                 conversion.get("unregister_added", []))
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
@@ -519,7 +531,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
 
 
 def _write_cover(cover, kver, version, entries, groups, checks, files,
-                 violations, rules, locks):
+                 violations, rules, locks, added):
     with open(cover, encoding="utf-8") as f:
         text = f.read()
     text = text.replace("*** SUBJECT HERE ***",
@@ -528,6 +540,6 @@ def _write_cover(cover, kver, version, entries, groups, checks, files,
     text = text.replace("*** BLURB HERE ***",
                         cover_letter(kver, version, entries, groups, checks,
                                      files, violations, rules,
-                                     locks).rstrip("\n"))
+                                     locks, added).rstrip("\n"))
     with open(cover, "w", encoding="utf-8") as f:
         f.write(text)

@@ -108,7 +108,7 @@ def chains_named(diff, entries):
 
 
 def message(subject_prefix, section, files, diff, entries, kver,
-            why_together=None, by_text=(), locks=()):
+            why_together=None, by_text=(), locks=(), added=()):
     """The commit message of one subsystem's conversion."""
     lines = [f"{subject_prefix}: {SUBJECT}", ""]
     defined = [e for e in entries if e["defined"] in files]
@@ -149,6 +149,14 @@ def message(subject_prefix, section, files, diff, entries, kver,
         lines += wrap(f"Remove {r['lock']} ({r['file']}), which guarded "
                       "nothing but the chain operations that the head now "
                       "protects itself: " + "; ".join(r["sections"]) + ".")
+        lines.append("")
+    for a in added:
+        lines += wrap(f"Add {a['wrapper']}() beside {a['register']}(), "
+                      f"which registers on {a['chain']} for modules while "
+                      "nothing unregisters from it: a module that registers "
+                      "can now take its notifier off the chain before it is "
+                      "unloaded, as 2005's unregister_die_notifier() "
+                      "allowed.")
         lines.append("")
     assembly = [x for x in by_text if x.rpartition(":")[0].endswith(".S")]
     parsed = [x for x in by_text if x not in assembly]
