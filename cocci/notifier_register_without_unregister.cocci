@@ -22,9 +22,12 @@
 // wrapper that is only "return <register>(&head, nb);" gets its
 // unregister wrapper next to it, named with "unregister" for its
 // "register" and exported the same way, as 4/7 did; other wrappers, and
-// modules, are left for a person, and so are the chains named in the
-// environment's NOTIFIER_UNREGISTERED (separated by spaces), which
-// another file unregisters from (tools/notifier-series convert sets it).
+// modules, are left for a person, and so are wrappers with an attribute
+// (__init) or a name without "register" as a word of its own.  When
+// the environment's NOTIFIER_COMPLETE is set, only the wrappers it names
+// (separated by spaces) are completed: tools/notifier-series convert
+// names those whose chain no other file unregisters from and whose
+// unregister name is free in the whole tree.
 // Options: --no-includes --include-headers
 // Keywords: notifier, register, unregister, module_exit
 
@@ -36,6 +39,7 @@ virtual report
 @initialize:python@
 @@
 import os
+import re
 
 registered = {}     # (file, head) -> [(function, line)]
 unregistered = set()    # (file, head)
@@ -43,7 +47,22 @@ exported = set()        # (file, function)
 module_blocks = {}      # (file, block) -> [(register function, line)]
 module_unregistered = set()     # (file, block)
 functions = set()       # (file, function defined), with -D patch
-elsewhere = set(os.environ.get("NOTIFIER_UNREGISTERED", "").split())
+complete = os.environ.get("NOTIFIER_COMPLETE")
+complete = None if complete is None else set(complete.split())
+
+
+def unregister_name(register):
+    """The unregister wrapper of `register`, or None."""
+    name = re.sub(r"(^|_)register(?=_|$)", r"\1unregister", register,
+                  count=1)
+    return None if name == register else name
+
+
+def attributed(p):
+    """Whether the definition at `p` carries an attribute (__init)."""
+    with open(p.file, encoding="utf-8", errors="replace") as f:
+        line = f.read().splitlines()[int(p.line) - 1]
+    return re.search(r"\b__\w+", line) is not None
 
 
 def defined(file):
@@ -194,9 +213,9 @@ p << wrap.p;
 U;
 UR;
 @@
-name = F.replace("register", "unregister", 1)
-if ("register" in F and name not in defined(p[0].file) and
-        H not in elsewhere and
+name = unregister_name(F)
+if (name and name not in defined(p[0].file) and not attributed(p[0]) and
+        (complete is None or F in complete) and
         F in [f for f, _ in open_chain(p[0].file, H)]):
     coccinelle.U = cocci.make_ident(name)
     coccinelle.UR = cocci.make_ident(r.replace("_unique_prio", "").replace("chain_register", "chain_unregister"))

@@ -1,11 +1,15 @@
 """make check: its steps, the README's list of them, and the table."""
 
+import importlib.machinery
+import io
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
+from unittest import mock
 
 from tests import tools_path  # noqa: F401
 from notifier_series import check, output, progress, tree
@@ -40,7 +44,7 @@ class RunTest(unittest.TestCase):
         status, calls, rows = self.run_with([0] * len(check.STEPS))
         self.assertEqual(status, 0)
         self.assertEqual(len(calls), len(check.STEPS))
-        self.assertEqual(calls[1][-4:], ["--work", "/work", "boot-test",
+        self.assertEqual(calls[1][2:6], ["--work", "/work", "boot-test",
                                          "6.1"])
         self.assertEqual([r["status"] for r in rows], [0] * len(rows))
 
@@ -63,8 +67,31 @@ class RunTest(unittest.TestCase):
             "total            61 min 01 s"])
 
 
-if __name__ == "__main__":
-    unittest.main()
+
+class StatusTest(unittest.TestCase):
+    def test_statuses_outside_the_table_are_mapped_into_it(self):
+        self.assertEqual([check.status_of(s) for s in (0, 1, 2, 3, 4, 5,
+                                                       -9, -2, 130)],
+                         [0, 1, 2, 3, 4, 4, 4, 130, 130])
+
+    def test_out_reaches_every_step_but_the_unit_tests(self):
+        calls = []
+        with tempfile.TemporaryDirectory() as out:
+            check.run("/work", out, runner=lambda argv, cwd:
+                      calls.append(argv) or 0)
+        self.assertNotIn("--out", calls[0])
+        self.assertTrue(all(c[-2:] == ["--out", out] for c in calls[1:]))
+
+
+def cli_module():
+    """tools/notifier-series, loaded as a module to call its main()."""
+    loader = importlib.machinery.SourceFileLoader(
+        "notifier_series_cli", os.path.join(tree.REPO, "tools",
+                                            "notifier-series"))
+    module = types.ModuleType(loader.name)
+    module.__file__ = loader.path
+    loader.exec_module(module)
+    return module
 
 
 class ExitStatusTest(unittest.TestCase):
@@ -91,6 +118,31 @@ class ExitStatusTest(unittest.TestCase):
         self.assertEqual(proc.returncode, progress.HARNESS_ERROR)
         self.assertIn("invalid choice", proc.stderr)
 
+    def test_an_unexpected_exception_is_a_harness_error(self):
+        cli = cli_module()
+        with mock.patch.object(cli.deps, "ensure",
+                               side_effect=KeyError("bug")), \
+                self.assertRaises(SystemExit) as cm, \
+                mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+            cli.main(["deps"])
+        self.assertEqual(cm.exception.code, progress.HARNESS_ERROR)
+        self.assertIn("KeyError: 'bug'", err.getvalue())
+        self.assertIn("error: unexpected error", err.getvalue())
+
+    def test_convert_fails_when_spatch_reported_problems(self):
+        cli = cli_module()
+        report = {"spatch_problems": ["a.c: spatch exited 1"]}
+        for problems, status in ((["a.c: spatch exited 1"], 1), ([], 0)):
+            with mock.patch.object(cli.convert, "convert",
+                                   return_value=dict(
+                                       report, spatch_problems=problems)), \
+                    mock.patch.object(cli.convert, "summary",
+                                      return_value=""), \
+                    mock.patch("sys.stdout", new_callable=io.StringIO):
+                self.assertEqual(cli.main(["convert", ".", "--classification",
+                                           "c.yaml", "--patch", "p"]),
+                                 status)
+
     def test_an_undecodable_classification_is_an_input_error(self):
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "c.yaml")
@@ -101,3 +153,7 @@ class ExitStatusTest(unittest.TestCase):
         self.assertEqual(proc.returncode, progress.HARNESS_ERROR)
         self.assertEqual(proc.stderr, f"error: {path}:1: not UTF-8 text "
                          "(byte 0xff)\n")
+
+
+if __name__ == "__main__":
+    unittest.main()

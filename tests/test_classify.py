@@ -215,9 +215,6 @@ class EvidenceTest(unittest.TestCase):
         self.assertIn("[unregister-in-callout] demo_blocking_chain", text)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class EvidenceStampTest(unittest.TestCase):
     """out/<kver>/evidence.json is reused only while what made it is the
@@ -236,3 +233,7 @@ class EvidenceStampTest(unittest.TestCase):
             with unittest.mock.patch.object(classify.tree, "sha256",
                                             changed):
                 self.assertNotEqual(classify.evidence_stamp(source), before)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -88,14 +88,17 @@ class ConvertTest(unittest.TestCase):
                 self.assertEqual(want.read(), got.read())
         self.assertEqual(report["errors"], [])
         self.assertEqual(report["spatch_problems"], [])
-        self.assertEqual(report["chains_converted"], 28)
-        # 2005's 4/7: only the wrapper that is a call, on a chain nothing
-        # else unregisters from (unregister_2005.res).
+        self.assertEqual(report["chains_converted"], 31)
+        # 2005's 4/7: only the wrappers that are a call, on a chain
+        # nothing else unregisters from, with no attribute and a name to
+        # derive (unregister_2005.res, and .h.res for the declarations:
+        # prototypes on one line or two, stubs, not the inline caller).
         self.assertEqual(report["unregister_added"], [{
-            "file": "unregister_2005.c", "line": 19,
-            "wrapper": "unregister_demo_die_notifier",
-            "register": "register_demo_die_notifier",
-            "chain": "demo_die_chain", "headers": ["unregister_2005.h"]}])
+            "file": "unregister_2005.c", "line": line,
+            "wrapper": f"unregister_demo_{name}_notifier",
+            "register": f"register_demo_{name}_notifier",
+            "chain": f"demo_{name}_chain", "headers": ["unregister_2005.h"]}
+            for line, name in ((20, "die"), (58, "oops"))])
         # Assembly is renamed by text; comments name the new API.
         self.assertEqual(report["converted_by_text"],
                          ["entry.S:6", "unparsed.c:11"])
@@ -212,6 +215,22 @@ class ConvertTest(unittest.TestCase):
                       "...) calls the 2005 API on the bare head "
                       "hci_notifier, which is not in", str(cm.exception))
 
+    def test_a_declaration_of_another_form_stops_the_conversion(self):
+        header = os.path.join(self.dir, "unregister_2005.h")
+        with open(header, encoding="utf-8") as f:
+            text = f.read()
+        with open(header, "w", encoding="utf-8") as f:
+            f.write(text.replace(
+                "int register_demo_die_notifier(struct notifier_block *nb);",
+                "int __must_check register_demo_die_notifier("
+                "struct notifier_block *nb);"))
+        with self.assertRaises(Error) as cm:
+            convert.convert(self.dir, YAML, jobs=2)
+        self.assertIn("unregister_2005.h:10: register_demo_die_notifier() "
+                      "is declared here in a form that the conversion does "
+                      "not copy: declare unregister_demo_die_notifier() by "
+                      "hand", str(cm.exception))
+
     def test_a_yaml_chain_the_sources_lack_is_named_with_its_line(self):
         with open(YAML, encoding="utf-8") as f:
             text = f.read()
@@ -238,6 +257,25 @@ class ConvertTest(unittest.TestCase):
             self.assertIn("return notifier_chain_register("
                           "&panic_notifier_list, nb);", f.read())
         self.assertEqual(report["chains_converted"], 0)
+
+
+class UnlistedBareTest(unittest.TestCase):
+    def test_bare_heads_of_every_declaration_form_are_found(self):
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "a.c"), "w",
+                      encoding="utf-8") as f:
+                f.write("static struct notifier_block *foo __read_mostly;\n"
+                        "static struct notifier_block *x, *bar;\n"
+                        "struct notifier_block *baz(void);\n"
+                        "struct notifier_head listed;\n"
+                        "void f(struct notifier_block *nb)\n{\n"
+                        "\tnotifier_chain_register(&foo, nb);\n"
+                        "\tnotifier_call_chain(&bar, 0, nb);\n"
+                        "\tnotifier_chain_register(&baz, nb);\n"
+                        "\tnotifier_chain_register(&listed, nb);\n"
+                        "\tnotifier_chain_register(&x, nb);\n}\n")
+            errors = convert.unlisted_bare(folder, {"x"}, "c.yaml")
+        self.assertEqual([e.split(":")[1] for e in errors], ["8", "7"])
 
 
 class RetabTest(unittest.TestCase):

@@ -2,11 +2,12 @@
 table of the time each step took at the end (out/check.json)."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
 
-from . import output, tree
+from . import output, progress, tree
 from .progress import say
 
 UNIT_TESTS = ("python3", "-m", "unittest", "discover", "-b", "-s", "tests",
@@ -35,12 +36,24 @@ def command_line(step):
     return "tools/notifier-series " + " ".join(step)
 
 
-def _argv(step, work):
+def _argv(step, work, out=None):
     if step == UNIT_TESTS:
         return [sys.executable] + list(step[1:])
     return [sys.executable, os.path.join(tree.REPO, "tools",
                                          "notifier-series"),
-            "--work", work] + list(step)
+            "--work", work] + list(step) + (["--out", out] if out else [])
+
+
+def status_of(returncode):
+    """A step's exit status in the table of progress.EXIT_STATUS: a step
+    killed by Ctrl-C was interrupted, any other status outside the table
+    (killed by a signal, unittest's 5 when no test ran) is a harness
+    error."""
+    if returncode == -signal.SIGINT:
+        return progress.INTERRUPTED
+    if returncode in {code for code, _ in progress.EXIT_STATUS}:
+        return returncode
+    return progress.HARNESS_ERROR
 
 
 def table(rows):
@@ -65,6 +78,7 @@ def run(work, out=None, steps=STEPS, runner=subprocess.call):
     """Runs `steps` until one fails; prints the table of their times and
     writes it to <out>/check.json.  Returns the failing step's exit status
     (the contract of the command it ran), or 0."""
+    given = out
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     rows = [{"step": command_line(s), "status": None, "seconds": 0.0}
             for s in steps]
@@ -72,7 +86,8 @@ def run(work, out=None, steps=STEPS, runner=subprocess.call):
     for step, row in zip(steps, rows):
         say(f"=== {row['step']}")
         start = time.monotonic()
-        status = row["status"] = runner(_argv(step, work), cwd=tree.REPO)
+        status = row["status"] = status_of(runner(
+            _argv(step, work, given and out), cwd=tree.REPO))
         row["seconds"] = round(time.monotonic() - start, 1)
         if status:
             break

@@ -109,43 +109,60 @@ def unlisted_bare(directory, bare, path):
         text = _text(directory, f)
         calls += [(m.group(2), f, text.count("\n", 0, m.start()) + 1,
                    m.group(1)) for m in BARE_CALL.finditer(text)]
-    pointers = {name for name in {c[0] for c in calls} - bare if grep(
-        directory, rf"struct\s+notifier_block\s*\*\s*{name}\s*(=|;)")}
+    pointers = {name for name in {c[0] for c in calls} - bare
+                if any(re.search(rf"\bstruct\s+notifier_block\b[^;(){{}}]*"
+                                 rf"\*\s*{name}\b(?!\s*\()",
+                                 _text(directory, f))
+                       for f in grep(directory,
+                                     rf"notifier_block.*\b{name}\b"))}
     return [f"{f}:{line}: {api}(&{name}, ...) calls the 2005 API on the "
             f"bare head {name}, which is not in {path}"
             for name, f, line, api in sorted(calls) if name in pointers]
 
 
-# An exported register wrapper that is only a call, as the -D patch of
-# UNREGISTER_SMPL completes (which decides; this finds the files to run it
-# on): (wrapper, head).
+# An exported register wrapper of a converted chain that is only a call,
+# as the -D patch of UNREGISTER_SMPL completes: (wrapper, head).  No
+# attribute (__init) and no raw or SRCU chain, which the series leaves.
 REGISTER_WRAPPER = re.compile(
-    r"\b(\w*register\w*)\s*\(\s*struct\s+notifier_block\s*\*\s*(\w+)\s*\)"
-    r"\s*\{\s*return\s+\w*notifier_chain_register\w*\s*\(\s*&\s*(\w+)\s*,"
-    r"\s*\2\s*\)\s*;\s*\}\s*EXPORT_SYMBOL(?:_GPL)?\s*\(\s*\1\s*\)\s*;")
-
-
+    r"^int[ \t]+(\w+)\s*\(\s*struct\s+notifier_block\s*\*\s*(\w+)\s*\)\s*"
+    r"\{\s*return\s+(?!raw_|srcu_)\w*notifier_chain_register\w*\s*\(\s*&\s*"
+    r"(\w+)\s*,\s*\2\s*\)\s*;\s*\}\s*EXPORT_SYMBOL(?:_GPL)?\s*\(\s*\1\s*\)"
+    r"\s*;", re.M)
 # An unregistration, on one line or more: (head).
 UNREGISTER = re.compile(r"notifier_chain_unregister\s*\(\s*&\s*(\w+)\b")
 
 
+def unregister_name(register):
+    """The name of the unregister wrapper of `register`, as the semantic
+    patch makes it, or None."""
+    name = re.sub(r"(^|_)register(?=_|$)", r"\1unregister", register,
+                  count=1)
+    return None if name == register else name
+
+
 def add_unregister(directory, paths, texts, jobs):
     """2005's 4/7: the unregister wrapper beside each exported register
-    wrapper of `paths` whose chain nothing in the directory unregisters
-    from, and its prototype after the register wrapper's in the headers.
-    `texts` ({path: text}, the conversion's) is updated; returns
-    [{"file", "line", "wrapper", "register", "chain", "headers"}]."""
-    work = {}
-    for path in paths:
-        text = texts.get(path) or _text(directory, path)
-        for m in REGISTER_WRAPPER.finditer(text):
-            work.setdefault(path, set()).add(m.group(3))
-    unregistered = {m.group(1) for f in grep(directory,
-                                             "notifier_chain_unregister")
-                    for m in UNREGISTER.finditer(_text(directory, f))}
-    env = dict(os.environ, NOTIFIER_UNREGISTERED=" ".join(
-        sorted(unregistered)))
-    added = []
+    wrapper of `paths` (REGISTER_WRAPPER) whose chain nothing in the
+    directory unregisters from and whose unregister name is free, and its
+    declaration after the register wrapper's in the headers.  `texts`
+    ({path: text}, the conversion's) is updated; returns (added, errors):
+    [{"file", "line", "wrapper", "register", "chain", "headers"}] and the
+    headers that declare a register wrapper in a form this does not
+    complete."""
+    found = [(path, m.group(1), m.group(3)) for path in paths
+             for m in REGISTER_WRAPPER.finditer(
+                 texts.get(path) or _text(directory, path))]
+    unregistered = set()
+    if found:
+        unregistered = {m.group(1) for f in grep(
+            directory, "notifier_chain_unregister")
+            for m in UNREGISTER.finditer(_text(directory, f))}
+    complete = [(path, f, unregister_name(f), head)
+                for path, f, head in found if head not in unregistered and
+                unregister_name(f) and not grep(
+                    directory, rf"\b{unregister_name(f)}\b")]
+    env = dict(os.environ, NOTIFIER_COMPLETE=" ".join(
+        sorted({f for _, f, _, _ in complete})))
     with tempfile.TemporaryDirectory(prefix="notifier-unregister-") as tmp:
         def patch(path):
             copy = os.path.join(tmp, path.replace("/", "__"))
@@ -164,42 +181,58 @@ def add_unregister(directory, paths, texts, jobs):
             return path, _text(tmp, os.path.basename(copy))
 
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            results = list(pool.map(patch, sorted(
-                p for p, hs in work.items() if hs - unregistered)))
-    for path, new in results:
-        old = texts.get(path) or _text(directory, path)
-        if new == old:
+            texts.update(pool.map(patch, sorted({c[0] for c in complete})))
+    added, errors = [], []
+    for path, register, wrapper, head in complete:
+        at = re.search(rf"^int {wrapper}\(", texts[path], re.M)
+        if not at:
+            errors.append(f"{path}: {wrapper}() was not added beside "
+                          f"{register}()")
             continue
-        texts[path] = new
-        for m in REGISTER_WRAPPER.finditer(old):
-            wrapper = m.group(1).replace("register", "unregister", 1)
-            found = re.search(rf"^\w.*\b{wrapper}\s*\(", new, re.M)
-            if found and not re.search(rf"\b{wrapper}\s*\(", old):
-                added.append({
-                    "file": path, "line": new.count("\n", 0,
-                                                    found.start()) + 1,
-                    "wrapper": wrapper, "register": m.group(1),
-                    "chain": m.group(3),
-                    "headers": prototypes(directory, texts, m.group(1),
-                                          wrapper)})
-    return added
+        headers, problems = declarations(directory, texts, register, wrapper)
+        errors += problems
+        added.append({"file": path,
+                      "line": texts[path].count("\n", 0, at.start()) + 1,
+                      "wrapper": wrapper, "register": register,
+                      "chain": head, "headers": headers})
+    return added, errors
 
 
-def prototypes(directory, texts, register, wrapper):
-    """Adds the prototype of `wrapper` after each one-line prototype of
-    `register` in the directory's headers; returns the headers."""
-    line = re.compile(rf"^.*\b{register}\s*\(.*\);[ \t]*$", re.M)
-    headers = []
-    for path in grep(directory, rf"\b{register}\s*\("):
+def declarations(directory, texts, register, wrapper):
+    """Declares `wrapper` after each declaration of `register` in the
+    directory's headers: a prototype, on one line or more, and a static
+    inline stub (the #else branch of a configuration).  Returns the
+    headers changed, and file:line problems where `register` is declared
+    in a form this does not copy."""
+    params = r"\(\s*struct\s+notifier_block\s*\*\s*\w*\s*\)"
+    forms = (re.compile(rf"^[ \t]*(?:extern[ \t]+)?int[ \t]+{register}\s*"
+                        rf"{params}\s*;[ \t]*$", re.M),
+             re.compile(rf"^[ \t]*static[ \t]+inline[ \t]+int[ \t]+"
+                        rf"{register}\s*{params}\s*\{{[^{{}}]*\}}[ \t]*$",
+                        re.M))
+    declared = re.compile(rf"\bint\b[^;(){{}}=]*\b{register}\s*\(")
+    headers, problems = [], []
+    for path in grep(directory, rf"\b{register}\b"):
         if not path.endswith(".h"):
             continue
         text = texts.get(path) or _text(directory, path)
-        new = line.sub(lambda m: m.group() + "\n" + m.group().replace(
-            register, wrapper), text)
-        if new != text:
-            texts[path] = new
+        copied = [m for form in forms for m in form.finditer(text)]
+        for m in declared.finditer(text):
+            if not any(c.start() <= m.start() < c.end() for c in copied):
+                line = text.count("\n", 0, m.start()) + 1
+                problems.append(f"{path}:{line}: {register}() is declared "
+                                f"here in a form that the conversion does "
+                                f"not copy: declare {wrapper}() by hand")
+        for m in sorted(copied, key=lambda m: m.start(), reverse=True):
+            gap = "\n\n" if "\n" in m.group().strip() and "{" in m.group() \
+                else "\n"
+            text = (text[:m.end()] + gap
+                    + m.group().lstrip("\n").replace(register, wrapper)
+                    + text[m.end():])
+        if copied:
+            texts[path] = text
             headers.append(path)
-    return headers
+    return headers, problems
 
 
 def _text(directory, path):
@@ -497,9 +530,10 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
             if (path, line) not in excluded:
                 unconverted.append((path, line, f"{name} is left: spatch "
                                     "could not convert this use"))
-    added = add_unregister(directory, [p for p in files if p.endswith(".c")],
-                           changed, jobs or os.cpu_count() or 1)
-    errors = check_fit(entries, records, directory, yaml_path)
+    added, errors = add_unregister(
+        directory, [p for p in files if p.endswith(".c")], changed,
+        jobs or os.cpu_count() or 1)
+    errors += check_fit(entries, records, directory, yaml_path)
     errors += unlisted_bare(directory, bare, yaml_path)
     errors += named_still(locks(records, True), changed)
     defined = definitions(records, directory)

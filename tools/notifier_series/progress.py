@@ -85,7 +85,7 @@ def tail(path, lines=20):
 EXIT_STATUS = (
     (0, "pass: every check of the command is green"),
     (1, "a check failed: a test, checkpatch, sparse, the compile-test, the "
-        "gate, a rule; or spatch reported problems"),
+        "gate; for convert, spatch reported problems"),
     (2, "a splat on a console: an oops, a lockdep, KASAN, RCU or "
         "sleep-in-atomic report"),
     (3, "a timeout: a kernel that did not finish in time"),

@@ -76,7 +76,16 @@ def build_series(kver, work, out, jobs, stage):
             rf"\b{re.escape(e['chain'])}\b",
             tree.git(git, "diff", core, converted, "--", f))]
         if len(files) > 1:
-            together.append((files, e["chain"]))
+            together.append((files, f"The 2005 chain {e['chain']} is "
+                             "defined and declared in more than one of these "
+                             "files, which have to change together to keep "
+                             "building."))
+    for a in report["unregister_added"]:
+        if a["headers"]:
+            together.append(([a["file"]] + a["headers"],
+                             f"{a['wrapper']}() is added in {a['file']} and "
+                             f"declared in {', '.join(a['headers'])}, which "
+                             "have to change together to keep building."))
     groups = split.group(changed, sections, together)
     by_text = {}
     for item in report["converted_by_text"]:
@@ -102,11 +111,8 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
         for section, files in groups:
             tree.git(git, "checkout", "-q", converted, "--", *files)
             diff = tree.git(git, "diff", "--cached", "HEAD", "--", *files)
-            why = next((f"The 2005 chain {chain} is defined and declared in "
-                        "more than one of these files, which have to change "
-                        "together to keep building."
-                        for fs, chain in together if set(fs) & set(files)),
-                       None)
+            why = " ".join(text for fs, text in together
+                           if set(fs) & set(files)) or None
             lines = [x for f in files for x in by_text.get(f, [])]
             removed = [r for r in locks if r["file"] in files]
             wrappers = [a for a in added if a["file"] in files]
