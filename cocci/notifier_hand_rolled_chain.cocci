@@ -24,7 +24,11 @@
 // Confidence: Moderate
 // Copyright: (C) 2026 the notifier-series authors.
 // Comments: Lists of objects with an operations table (x->ops->fn()) are
-// not reported: they are drivers' objects, not a chain.
+// not reported: they are drivers' objects, not a chain.  A person
+// decides the rest: of 12 of Linux 6.1's 34 findings read by hand, 8 were
+// notification lists, 3 lists of a subsystem's own objects and 1 a
+// lookup table.  Removals are matched by the list member's name only,
+// and unlinking by hand is not seen.
 // Options: --no-includes --include-headers
 // Keywords: notifier, list, callback
 
@@ -63,16 +67,19 @@ def tell(head, p, report=None):
     reported.add((p[0].file, head))
     w, a, r = found
     if report is None:
-        cocci.print_main("%s: a notifier chain written by hand" % head, w)
+        cocci.print_main("%s: maybe a notifier chain written by hand" % head,
+                         w)
         cocci.print_secs("added to", a)
         return
     first = min(w, key=lambda p: int(p.line))
-    report(first, "WARNING: %s is a notifier chain written by hand: walked "
-           "calling each entry's callback on line %s, added to on line %s, "
-           "%s; make it a struct notifier_head (the 2005 series' USB "
-           "conversion is the model)" % (head, lines(w), lines(a),
-                                         "removed from on line " + lines(r)
-                                         if r else "never removed"))
+    report(first, "WARNING: %s may be a notifier chain written by hand: "
+           "walked calling each entry's callback on line %s, added to on "
+           "line %s, %s; if it tells its clients of events, make it a "
+           "struct notifier_head (the 2005 series' USB conversion is the "
+           "model)" % (head, lines(w), lines(a),
+                       "entries unlinked by the same member on line "
+                       + lines(r) + " (of this list or another)"
+                       if r else "no entry unlinked by that member"))
 
 
 def lines(positions):

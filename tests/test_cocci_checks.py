@@ -73,18 +73,20 @@ RULE_EXPECTED = {
         r"unregistered in demo_exit\(\)",
     },
     "notifier_hand_rolled_chain.cocci": {
-        "hand_rolled_2005.c:36": r"usb_notify_list is a notifier chain "
-        r"written by hand: walked calling each entry's callback on line "
-        r"36, added to on line 20, removed from on line 27",
-        "hand_rolled_2005.c:86": r"shadow_chain is a notifier chain "
+        "hand_rolled_2005.c:36": r"usb_notify_list may be a notifier "
+        r"chain written by hand: walked calling each entry's callback on "
+        r"line 36, added to on line 20, entries unlinked by the same member "
+        r"on line 27 \(of this list or another\)",
+        "hand_rolled_2005.c:86": r"shadow_chain may be a notifier chain "
         r"written by hand: walked calling each entry's callback on line 86, "
-        r"added to on line 79, never removed",
-        "hand_rolled_modern.c:24": r"demo_hooks is a notifier chain written "
-        r"by hand: walked calling each entry's callback on line 24, added "
-        r"to on line 17, never removed",
-        "hand_rolled_modern.c:51": r"demo_listeners is a notifier chain "
-        r"written by hand: walked calling each entry's callback on line "
-        r"51, added to on line 38, removed from on line 43",
+        r"added to on line 79, no entry unlinked by that member",
+        "hand_rolled_modern.c:24": r"demo_hooks may be a notifier chain "
+        r"written by hand: walked calling each entry's callback on line 24, "
+        r"added to on line 17, no entry unlinked by that member",
+        "hand_rolled_modern.c:51": r"demo_listeners may be a notifier "
+        r"chain written by hand: walked calling each entry's callback on "
+        r"line 51, added to on line 38, entries unlinked by the same member "
+        r"on line 43",
     },
 }
 

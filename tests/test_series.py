@@ -259,8 +259,9 @@ class CoverLetterTest(unittest.TestCase):
                       "nothing but chain operations: 2; 4/7, exported "
                       "functions registering on a chain of their file that "
                       "nothing unregisters from, and modules that register "
-                      "in init and not in exit: 0; 7/7, notifier chains "
-                      "written by hand: 1,", flat)
+                      "in init and not in exit: 0; 7/7, lists walked by "
+                      "hand calling each entry's callback, as a notifier "
+                      "chain does: 1,", flat)
         self.assertIn("The conversion removes 1 lock guarding", flat)
         # Neither the lock removed nor the finding not counted is left
         # for a maintainer.

@@ -61,7 +61,7 @@ CHECKS = (
            (r"\bmodule_exit\(", r"\b(register_\w*notifier\w*|\w*notifier"
             r"\w*_register|notifier_chain_register\w*)\s*\("))),
     Check("hand-rolled-chain", "notifier_hand_rolled_chain.cocci", "7/7",
-          "notifier chains written by hand",
+          "lists walked by hand as notifier chains are",
           ((r"\b(list_add(_tail)?(_rcu)?|hlist_add_head(_rcu)?)\(",
             r"\bh?list_for_each_entry(_rcu|_safe)?\("),
            (r"->next = ", r"\w+ *= *\w+->next *\)")), _same_list),

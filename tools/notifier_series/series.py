@@ -274,9 +274,12 @@ def rule_findings(rules, locks, added=()):
             f"{counts['redundant-lock']}; 4/7, exported functions "
             "registering on a chain of their file that nothing unregisters "
             "from, and modules that register in init and not in exit: "
-            f"{counts['register-without-unregister']}; 7/7, notifier chains "
-            f"written by hand: {counts['hand-rolled-chain']}, for a person "
-            "to fold onto the chain API as 7/7 did the USB core's list.")
+            f"{counts['register-without-unregister']}; 7/7, lists walked "
+            "by hand calling each entry's callback, as a notifier chain "
+            f"does: {counts['hand-rolled-chain']}, for a person to tell the "
+            "notification lists among them (from tables of a subsystem's "
+            "own objects, and lookups) and fold those onto the chain API "
+            "as 7/7 did the USB core's list.")
     text += removes
     removed = {(r["file"], r["lock"]) for r in locks} | {
         (a["file"], a["register"] + "()") for a in added}
