@@ -274,8 +274,17 @@ class UnlistedBareTest(unittest.TestCase):
                         "\tnotifier_chain_register(&baz, nb);\n"
                         "\tnotifier_chain_register(&listed, nb);\n"
                         "\tnotifier_chain_register(&x, nb);\n}\n")
+            with open(os.path.join(folder, "b.c"), "w",
+                      encoding="utf-8") as f:
+                # Not heads: a parameter, and a local of the new type
+                # whose name a parameter elsewhere has (kernel/notifier_
+                # kunit.c's nh in the converted tree).
+                f.write("static int g(struct notifier_block *nh)\n{\n"
+                        "\tstruct notifier_head listed;\n"
+                        "\treturn notifier_chain_register(&nh, NULL);\n}\n")
             errors = convert.unlisted_bare(folder, {"x"}, "c.yaml")
-        self.assertEqual([e.split(":")[1] for e in errors], ["8", "7"])
+        self.assertEqual([e.split(":")[:2] for e in errors],
+                         [["a.c", "8"], ["a.c", "7"]])
 
 
 class RetabTest(unittest.TestCase):

@@ -98,6 +98,13 @@ BARE_CALL = re.compile(r"\b(notifier_chain_register|notifier_chain_unregister"
                        r"|notifier_call_chain)\s*\(\s*&\s*(\w+)\s*,")
 
 
+# A declaration at file scope of struct notifier_block, and its
+# declarators; in them, a pointer of that type.
+POINTERS = re.compile(r"^(?:(?:static|extern)\s+)?struct\s+notifier_block\b"
+                      r"([^;(){}]*)", re.M)
+NAME = re.compile(r"\*\s*(\w+)\b(?!\s*\()")
+
+
 def unlisted_bare(directory, bare, path):
     """Errors, file:line, where the 2005 API is called on a bare head
     (a `struct notifier_block *` of the directory) that the
@@ -109,12 +116,17 @@ def unlisted_bare(directory, bare, path):
         text = _text(directory, f)
         calls += [(m.group(2), f, text.count("\n", 0, m.start()) + 1,
                    m.group(1)) for m in BARE_CALL.finditer(text)]
-    pointers = {name for name in {c[0] for c in calls} - bare
-                if any(re.search(rf"\bstruct\s+notifier_block\b[^;(){{}}]*"
-                                 rf"\*\s*{name}\b(?!\s*\()",
-                                 _text(directory, f))
-                       for f in grep(directory,
-                                     rf"notifier_block.*\b{name}\b"))}
+    names = {c[0] for c in calls} - bare
+    pointers = set()
+    if names:
+        for f in grep(directory, r"^((static|extern)\s+)?struct\s+"
+                      r"notifier_block\b[^;(){}]*\*"):
+            text = _text(directory, f)
+            for m in POINTERS.finditer(text):
+                # The declarators, and the character after them: a name
+                # followed by "(" is a function's.
+                pointers.update(NAME.findall(text, m.start(1), m.end(1) + 1))
+    pointers &= names
     return [f"{f}:{line}: {api}(&{name}, ...) calls the 2005 API on the "
             f"bare head {name}, which is not in {path}"
             for name, f, line, api in sorted(calls) if name in pointers]
