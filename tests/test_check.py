@@ -15,13 +15,15 @@ from tests import tools_path  # noqa: F401
 from notifier_series import check, output, progress, tree
 
 
+def readme_block(pattern):
+    """The first group of `pattern` in the README."""
+    with open(os.path.join(tree.REPO, "README.md"), encoding="utf-8") as f:
+        return re.search(pattern, f.read(), re.S).group(1)
+
+
 class StepsTest(unittest.TestCase):
     def test_the_readme_lists_the_steps_that_run(self):
-        with open(os.path.join(tree.REPO, "README.md"),
-                  encoding="utf-8") as f:
-            text = f.read()
-        block = re.search(r"## What `make check` runs\n\n```\n(.*?)```",
-                          text, re.S).group(1)
+        block = readme_block(r"## What `make check` runs\n\n```\n(.*?)```")
         listed = [line.split("#")[0].strip() for line in block.splitlines()]
         self.assertEqual(listed, [check.command_line(s)
                                   for s in check.STEPS])
@@ -99,11 +101,7 @@ class ExitStatusTest(unittest.TestCase):
     the CLI maps usage errors and unexpected exceptions into it."""
 
     def test_the_readme_gives_the_table(self):
-        with open(os.path.join(tree.REPO, "README.md"),
-                  encoding="utf-8") as f:
-            text = f.read()
-        block = re.search(r"## Exit status\n.*?\|---\|---\|\n(.*?)\n\n",
-                          text, re.S).group(1)
+        block = readme_block(r"## Exit status\n.*?\|---\|---\|\n(.*?)\n\n")
         self.assertEqual(block.splitlines(), [
             f"| {code} | {what} |" for code, what in progress.EXIT_STATUS])
 
