@@ -671,6 +671,24 @@ class Recorded612BootTest(RecordedBoot, unittest.TestCase):
 
     KVER, MIN_SEEN = "6.12", 32
 
+    def test_the_core_patched_tree_ran_the_same_chains(self):
+        # runtime-test 6.12 --tree core, 7 December (PASS), recorded in
+        # core/: the check a run of both trees makes (seen_differs),
+        # made on the two recordings.
+        folder = os.path.join(runtime.RECORDED, "6.12", "core")
+        rec, result = runtime.analyse(
+            runtime._lines(os.path.join(folder, "console.log")),
+            self.boot.details, self.classes,
+            trace_port=runtime._lines(os.path.join(folder, "trace.log")))
+        self.assertEqual((result["contradictions"], [
+            s for s in result["splats"] if not s["expected"]]), ([], []))
+
+        def seen(r):
+            return {c["chain"] for c in r["chains"] if c["seen"]}
+
+        self.assertEqual(len(seen(rec)), 32)
+        self.assertEqual(seen(rec), seen(self.rec))
+
     def test_the_raw_register_under_random_ready_lock_is_caught(self):
         # An earlier 0005 kept the chain atomic and registered on it with
         # raw_notifier_chain_register() under a spinlock of random.c's
