@@ -105,15 +105,21 @@ POINTERS = re.compile(r"^(?:(?:static|extern)\s+)?struct\s+notifier_block\b"
 NAME = re.compile(r"\*\s*(\w+)\b(?!\s*\()")
 
 
-def unlisted_bare(directory, bare, path):
+def api_texts(directory):
+    """{path: text} of the files of `directory` that name a register,
+    unregister or call of the chain API (typed, raw, SRCU or not)."""
+    return {f: _text(directory, f) for f in grep(
+        directory, "notifier_(chain_register|chain_unregister|call_chain)")}
+
+
+def unlisted_bare(directory, bare, path, api=None):
     """Errors, file:line, where the 2005 API is called on a bare head
     (a `struct notifier_block *` of the directory) that the
     classification does not name: left as it is, the call would not
-    compile against the new API of the same name."""
+    compile against the new API of the same name.  `api`: api_texts() of
+    the directory, when already read."""
     calls = []
-    for f in grep(directory, "notifier_(chain_register|chain_unregister|"
-                  "call_chain)"):
-        text = _text(directory, f)
+    for f, text in (api_texts(directory) if api is None else api).items():
         calls += [(m.group(2), f, text.count("\n", 0, m.start()) + 1,
                    m.group(1)) for m in BARE_CALL.finditer(text)]
     names = {c[0] for c in calls} - bare
@@ -152,7 +158,7 @@ def unregister_name(register):
     return None if name == register else name
 
 
-def add_unregister(directory, paths, texts, jobs):
+def add_unregister(directory, paths, texts, jobs, api=None):
     """2005's 4/7: the unregister wrapper beside each exported register
     wrapper of `paths` (REGISTER_WRAPPER) whose chain nothing in the
     directory unregisters from and whose unregister name is free, and its
@@ -160,15 +166,15 @@ def add_unregister(directory, paths, texts, jobs):
     ({path: text}, the conversion's) is updated; returns (added, errors):
     [{"file", "line", "wrapper", "register", "chain", "headers"}] and the
     headers that declare a register wrapper in a form this does not
-    complete."""
+    complete.  `api`: api_texts() of the directory, when already read."""
     found = [(path, m.group(1), m.group(3)) for path in paths
              for m in REGISTER_WRAPPER.finditer(
                  texts.get(path) or _text(directory, path))]
     unregistered = set()
     if found:
-        unregistered = {m.group(1) for f in grep(
-            directory, "notifier_chain_unregister")
-            for m in UNREGISTER.finditer(_text(directory, f))}
+        unregistered = {m.group(1) for text in (
+            api_texts(directory) if api is None else api).values()
+            for m in UNREGISTER.finditer(text)}
     complete = [(path, f, unregister_name(f), head)
                 for path, f, head in found if head not in unregistered and
                 unregister_name(f) and not grep(
@@ -297,10 +303,8 @@ def run_spatch(directory, files, table, jobs):
                 text, recs, probs = future.result()
                 records += recs
                 problems += probs
-                with open(os.path.join(directory, path), encoding="utf-8",
-                          errors="surrogateescape") as f:
-                    if text is not None and text != f.read():
-                        changed[path] = text
+                if text is not None and text != _text(directory, path):
+                    changed[path] = text
                 now = time.monotonic()
                 if now - shown >= 15 or done == len(files):
                     shown = now
@@ -465,9 +469,7 @@ def unified_diff(changed, directory):
     """A patch of the changes, for patch -p1 and git apply."""
     out = []
     for path in sorted(changed):
-        with open(os.path.join(directory, path), encoding="utf-8",
-                  errors="surrogateescape") as f:
-            old = f.read()
+        old = _text(directory, path)
         out += difflib.unified_diff(
             old.splitlines(keepends=True),
             changed[path].splitlines(keepends=True),
@@ -523,9 +525,7 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
                 if r["kind"] == "head" and r["cls"] == "excluded"}
     by_hand, comments = [], []
     for path in files:
-        with open(os.path.join(directory, path), encoding="utf-8",
-                  errors="surrogateescape") as f:
-            old = f.read()
+        old = _text(directory, path)
         keep = {n for f, n in excluded if f == path}
         text = retab(old, changed.get(path, old))
         heads, lines, notes = [], [], []
@@ -542,11 +542,12 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
             if (path, line) not in excluded:
                 unconverted.append((path, line, f"{name} is left: spatch "
                                     "could not convert this use"))
+    api = api_texts(directory)
     added, errors = add_unregister(
         directory, [p for p in files if p.endswith(".c")], changed,
-        jobs or os.cpu_count() or 1)
+        jobs or os.cpu_count() or 1, api)
     errors += check_fit(entries, records, directory, yaml_path)
-    errors += unlisted_bare(directory, bare, yaml_path)
+    errors += unlisted_bare(directory, bare, yaml_path, api)
     errors += named_still(locks(records, True), changed)
     defined = definitions(records, directory)
     converted = {(r["what"], r["file"]) for r in defined
