@@ -133,3 +133,32 @@ class KtapTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ChecksTest(unittest.TestCase):
+    """A mutant's or a baseline's boot does not check the core patches
+    again (boottest.run(checks=False))."""
+
+    def steps(self, core):
+        arch = boottest.arches.get(boottest.arches.DEFAULT)
+        tree = mock.Mock(path="/nonexistent", version="9.9")
+        with mock.patch.object(boottest.checkpatch, "run") as cp, \
+                mock.patch.object(boottest, "build",
+                                  side_effect=ktap.Error("built")), \
+                mock.patch("builtins.open", mock.mock_open()):
+            with self.assertRaisesRegex(ktap.Error, "built"):
+                boottest._build_and_boot(tree, arch, core, "/b", "/k", "",
+                                         "/s", {}, 60, 1)
+        return cp.call_count
+
+    def test_checkpatch_runs_with_core_patches_only(self):
+        self.assertEqual(self.steps(["0001.patch"]), 1)
+        self.assertEqual(self.steps(None), 0)
+
+    def test_the_report_says_what_did_not_run(self):
+        r = result(checkpatch=None, sparse=None, outcome="pass", reasons=[],
+                   kernel="9.9", build_seconds=1, boot_seconds=1)
+        with mock.patch.object(boottest, "say") as say:
+            boottest.report(r, "/out", mutant=True)
+        self.assertIn("checkpatch and sparse not run", say.call_args_list[0]
+                      .args[0])

@@ -24,8 +24,8 @@ class CallGraphTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp()
         cls.root = fixture_tree(os.path.join(cls.tmp, "tree"), FIXTURE)
         cls.cache = os.path.join(cls.tmp, "cache", "facts.pickle")
-        facts, cls.figures = callgraph.index(cls.root, cls.cache, 1)
-        cls.graph = callgraph.Graph(facts)
+        cls.facts, cls.figures = callgraph.index(cls.root, cls.cache, 1)
+        cls.graph = callgraph.Graph(cls.facts)
         found = evidence.collect(cls.root, 2, lambda records: chains.followed(
             chains.Tree(records, cls.root)))
         cls.records = found["records"]
@@ -271,15 +271,32 @@ class CallGraphTest(unittest.TestCase):
         path = os.path.join(self.root, "drivers", "cg", "deep2.c")
         with open(path, "a", encoding="utf-8") as f:
             f.write("\nvoid cg_more(void)\n{\n\tmsleep(1);\n}\n")
+        written = os.stat(self.cache).st_mtime_ns
         try:
             facts, figures = callgraph.index(self.root, self.cache, 1)
             self.assertEqual(figures["read"], 1)
+            # One file read again is not worth writing the cache again.
+            self.assertEqual(os.stat(self.cache).st_mtime_ns, written)
             graph = callgraph.Graph(facts)
             self.assertIn(graph.node_of("cg_more", "drivers/cg/deep2.c"),
                           graph.sleeping())
         finally:
             subprocess.run(["git", "-C", self.root, "checkout", "-q", "--",
                             "."], check=True)
+
+
+    def test_the_second_tree_of_a_run_does_not_read_the_cache_again(self):
+        # As classify does for the tree with the fixes after the pristine
+        # one: the facts this process loaded are not loaded again.
+        loads = []
+        real = callgraph.pickle.load
+        callgraph.pickle.load = lambda f: loads.append(f) or real(f)
+        try:
+            facts, figures = callgraph.index(self.root, self.cache, 1)
+        finally:
+            callgraph.pickle.load = real
+        self.assertEqual((loads, figures["read"]), ([], 0))
+        self.assertEqual(facts.keys(), self.facts.keys())
 
 
 class LexerTest(unittest.TestCase):

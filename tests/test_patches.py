@@ -88,6 +88,33 @@ class ApplyTest(unittest.TestCase):
                                        "notifier-series/extra",
                                        patches.CORE_BRANCH), head)
 
+    def test_a_boot_on_top_of_the_core_rewrites_nothing_it_keeps(self):
+        # As boottest.run() does for a mutant or a baseline run: the core
+        # branch made but not checked out, then the extra branch reused;
+        # the file the extra patch touches keeps its time, so it does not
+        # rebuild.
+        core = patches.apply(self.tree, self.patch)
+        path = self.tree.path
+        git(path, "checkout", "-q", "-b", "scratch")
+        c = os.path.join(path, "kernel/notifier.c")
+        with open(c, "a") as f:
+            f.write("/* extra */\n")
+        git(path, *IDENT, "commit", "-q", "-a", "-m", "extra")
+        out = os.path.join(self.tmp, "extra")
+        git(path, "format-patch", "-q", "-o", out, core)
+        git(path, "checkout", "-q", patches.CORE_BRANCH)
+        git(path, "branch", "-q", "-D", "scratch")
+        extra = glob.glob(os.path.join(out, "*.patch"))
+        branch = "notifier-series/extra"
+        patches.apply(self.tree, extra, branch, patches.CORE_BRANCH)
+        mtime = os.stat(c).st_mtime_ns
+        self.assertEqual(patches.apply(self.tree, self.patch,
+                                       checkout=False), core)
+        self.assertEqual(os.stat(c).st_mtime_ns, mtime)
+        patches.apply(self.tree, extra, branch, patches.CORE_BRANCH)
+        self.assertEqual(os.stat(c).st_mtime_ns, mtime)
+        self.assertIn("/* extra */", self.notifier_c())
+
     def test_failing_patch_leaves_a_clean_tree(self):
         bad = os.path.join(self.tmp, "bad.patch")
         with open(self.patch[0]) as f:

@@ -145,24 +145,31 @@ def _print_line(line):
 
 def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         name="boot", torture_seconds=TORTURE_SECONDS,
-        torture_types=TORTURE_TYPES, arch=None, core=None, branch=None):
+        torture_types=TORTURE_TYPES, arch=None, core=None, branch=None,
+        checks=True, extra_branch=None):
     """Builds and boots the tree of `kver` with its core patches (or the
-    `core` ones, on `branch`) and the `extra` ones, for `arch`; writes
+    `core` ones, on `branch`) and the `extra` ones (on `extra_branch`, by
+    default one named after `name`), for `arch`; writes
     out/<kver>/<name>[-<arch>]/{console.log,build.log,config,kunit.json,
     kunit.txt,result.json} and returns the result.  The torture test runs
-    `torture_types` for `torture_seconds` each."""
+    `torture_types` for `torture_seconds` each.  Without `checks`,
+    checkpatch and sparse do not run (a mutant's or a baseline's boot:
+    the same core patches, checked by the boot test)."""
     arch = arches.get(arch or arches.DEFAULT)
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = jobs or os.cpu_count() or 1
     kernel_tree = tree.prepare(kver, work)
     core = core or patches.core_patches(kver)
     branch = branch or patches.CORE_BRANCH
-    head = patches.apply(kernel_tree, core, branch)
     extra = list(extra) + arch.harness(kver)
+    # With extra patches the core branch is only made, not checked out:
+    # they go on top of it, and a checkout would rewrite the files they
+    # touch, which would then rebuild even when their branch is reused.
+    head = patches.apply(kernel_tree, core, branch, checkout=not extra)
     if extra:
-        # On top of the core branch, so that only what they touch rebuilds.
-        head = patches.apply(kernel_tree, extra,
-                             arch.folder("notifier-series/" + name), branch)
+        head = patches.apply(
+            kernel_tree, extra,
+            arch.folder(extra_branch or "notifier-series/" + name), branch)
     final = os.path.join(out, kver, arch.folder(name))
     stage = output.stage(final)
     build_dir = os.path.join(os.path.dirname(kernel_tree.path),
@@ -189,8 +196,9 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
                                                 arch=arch)),
               }}
     try:
-        _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
-                        stage, result, timeout, jobs)
+        _build_and_boot(kernel_tree, arch, core if checks else None,
+                        build_dir, kernel, cmdline, stage, result, timeout,
+                        jobs)
     except Error as e:
         result["reasons"] = [str(e)]
         raise
@@ -202,8 +210,9 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
 
 def _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
                     stage, result, timeout, jobs):
-    """The steps of run(), filling `result`."""
-    x86 = arch.name == arches.DEFAULT
+    """The steps of run(), filling `result`; checkpatch and sparse only
+    with `core` patches to check, on x86."""
+    x86 = arch.name == arches.DEFAULT and core is not None
     if x86:
         with Step("checkpatch.pl --strict on the core patches"):
             result["checkpatch"] = checkpatch.run(kernel_tree.path, core)
@@ -257,10 +266,12 @@ def report(result, folder, mutant=False):
     k = result["kunit"]
     expected = sum(b["seen"] for b in result["expected_warnings"])
     unexpected = sum(not s["expected"] for s in result["splats"])
-    cp = result.get("checkpatch") or {}
-    say(f"Linux {result['kernel']}: checkpatch {cp.get('errors')} errors, "
-        f"{cp.get('warnings')} warnings, {cp.get('checks')} checks; sparse "
-        f"{len(result.get('sparse') or [])} warnings; "
+    cp = result.get("checkpatch")
+    checked = ("checkpatch and sparse not run; " if cp is None else
+               f"checkpatch {cp.get('errors')} errors, {cp.get('warnings')} "
+               f"warnings, {cp.get('checks')} checks; sparse "
+               f"{len(result.get('sparse') or [])} warnings; ")
+    say(f"Linux {result['kernel']}: {checked}"
         f"KUnit {k['passed']} passed, "
         f"{k['failed']} failed, {k['skipped']} skipped; {unexpected} "
         f"splats ({expected} expected warnings seen); build "

@@ -133,6 +133,16 @@ WEIGHT = {"direct": 1, "alternative": 1, "typed": 2, "member": 4}
 # the same tree (the pristine one and the one with the fixes).
 KEEP_OTHERS = 2000
 
+# The cache file is written again only when more files than this were
+# read again (a few fixes are lexed again at each run rather than the
+# whole cache rewritten), or when it did not exist.
+REWRITE_AFTER = 200
+
+# {cache file: (extractor hash, {blob: facts})} loaded in this process,
+# so that the second tree of a run (the one with the fixes) does not
+# load the file again.
+_LOADED = {}
+
 
 # -- extraction and its cache ------------------------------------------------
 
@@ -181,12 +191,11 @@ def _lex(job):
     return path, len(raw), lexfacts.facts(raw.decode("utf-8", "replace"))
 
 
-def index(tree_path, cache_file, jobs=2):
-    """{path: facts} of the tree, the files whose blob `cache_file` does
-    not hold read again (`jobs` processes), and a dict of figures."""
-    start = time.monotonic()
-    files = source_files(tree_path)
-    key = extractor_hash()
+def _load(cache_file, key):
+    """{blob: facts} of `cache_file` made by the extractor `key`, from
+    this process's memory when it loaded the file already."""
+    if _LOADED.get(cache_file, (None,))[0] == key:
+        return _LOADED[cache_file][1]
     cached = {}
     try:
         with open(cache_file, "rb") as f:
@@ -196,6 +205,17 @@ def index(tree_path, cache_file, jobs=2):
     except (OSError, EOFError, pickle.PickleError, AttributeError,
             ValueError, KeyError):
         cached = {}
+    _LOADED[cache_file] = (key, cached)
+    return cached
+
+
+def index(tree_path, cache_file, jobs=2):
+    """{path: facts} of the tree, the files whose blob `cache_file` does
+    not hold read again (`jobs` processes), and a dict of figures."""
+    start = time.monotonic()
+    files = source_files(tree_path)
+    key = extractor_hash()
+    cached = _load(cache_file, key)
     todo = sorted(p for p, blob in files.items() if blob not in cached)
     by_path = {p: cached[b] for p, b in files.items() if b in cached}
     read = 0
@@ -210,6 +230,9 @@ def index(tree_path, cache_file, jobs=2):
                     shown = time.monotonic()
                     say(f"    lexing: {k}/{len(todo)} files, "
                         f"{read / 1e6:.0f} MB, {shown - start:.0f}s")
+        cached.update((files[p], by_path[p]) for p in todo)
+    if len(todo) > REWRITE_AFTER or (todo and
+                                     not os.path.exists(cache_file)):
         os.makedirs(os.path.dirname(cache_file), exist_ok=True)
         tmp = cache_file + ".new"
         kept = {files[p]: by_path[p] for p in files}

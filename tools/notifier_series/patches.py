@@ -77,10 +77,12 @@ def scratch_apply(path, base, patches):
             os.unlink(index)
 
 
-def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
+def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE, checkout=True):
     """Checks out `branch` holding `patches` on top of `base`.  A branch
     that already holds the same changes is reused as it is, so that
-    nothing is rebuilt; otherwise it is made again with git am."""
+    nothing is rebuilt; otherwise it is made again with git am.  Without
+    `checkout`, a branch reused is left as it is and the checkout keeps
+    its files (for patches applied next on top of `branch`)."""
     changes = local_changes(tree.path)
     if changes:
         raise Error(f"{tree.path} has local changes; refusing to apply "
@@ -94,6 +96,9 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE):
         exists = git(tree.path, "rev-parse", "-q", "--verify",
                      "refs/heads/" + branch, check=False).strip()
         if exists and commit_ids(tree.path, base, branch) == wanted:
+            if not checkout:
+                say(f"    {branch} already holds {listed}; not checked out")
+                return git(tree.path, "rev-parse", branch).strip()
             git(tree.path, "checkout", "-q", branch)
             say(f"    {branch} already holds {listed}")
         else:
