@@ -1,18 +1,24 @@
 """make bench: figures, never a verdict.  The in-kernel microbenchmark
-(kernel_bench) and the toolkit's own timings (toolkit_bench), written
-together to out/<kver>/bench.json."""
+(kernel_bench), the memory the new head costs (headcost) and the
+toolkit's own timings (toolkit_bench), written together to
+out/<kver>/bench.json; the cover letter quotes the first two (costs())."""
 
 import datetime
 import os
 
-from . import kernel_bench, output, toolkit_bench, tree
+from . import headcost, kernel_bench, output, toolkit_bench, tree
 from .progress import say
 
 
+def path_of(out, kver):
+    """out/<kver>/bench.json."""
+    return os.path.join(out, kver, "bench.json")
+
+
 def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
-        toolkit=True):
+        toolkit=True, memory=True):
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    path = os.path.join(out, kver, "bench.json")
+    path = path_of(out, kver)
     record = {}
     if os.path.exists(path):
         # A partial run (--kernel-only, --toolkit-only) keeps the rest.
@@ -22,9 +28,38 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
     if kernel:
         record["kernel_bench"] = dict(
             kernel_bench.run(kver, work, out, jobs, timeout), when=now)
+    if memory:
+        record["memory"] = dict(headcost.measure(kver, work, out, jobs),
+                                when=now)
     if toolkit:
         record["toolkit"] = dict(toolkit_bench.run(kver, work, out, jobs),
                                  when=now)
     output.write_json(path, record)
     say(f"benchmark figures in {path}")
     return 0
+
+
+def costs(out, kver, version):
+    """The cover letter's sentences on what the series costs, from
+    bench.json when it measured Linux `version`."""
+    path = path_of(out, kver)
+    record = output.read_json(path) if os.path.exists(path) else {}
+    said = []
+    calls = record.get("kernel_bench", {})
+    if calls.get("kernel") == version:
+        ratios = [c for c in calls["cases"] if c["mode"] == "icount"
+                  and c["op"] == "call" and c["readers"] == 1]
+        said.append("Instructions per call against mainline's (QEMU's "
+                    "instruction count, one reader): " + "; ".join(
+                        f"{c['type']} with {c['callouts']} callouts "
+                        f"x{c['ratio']:.3f}" for c in ratios) + ".")
+    else:
+        said.append("The cost of a call was not measured on this tree "
+                    f"(make bench KVER={kver}).")
+    memory = record.get("memory", {})
+    if memory.get("kernel") == version:
+        said += headcost.lines(memory)
+    else:
+        said.append("The memory of the heads was not measured on this "
+                    f"tree (make bench KVER={kver}).")
+    return said

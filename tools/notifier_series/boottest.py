@@ -143,6 +143,15 @@ def _print_line(line):
         say("    | " + line)
 
 
+def build_folder(kernel_tree, arch, branch=patches.CORE_BRANCH):
+    """The build folder of the boot test of `branch` for `arch`, in the
+    work folder: one per core branch, whatever goes on top of it."""
+    return os.path.join(os.path.dirname(kernel_tree.path),
+                        arch.folder(f"build-{kernel_tree.kver}")
+                        + ("" if branch == patches.CORE_BRANCH
+                           else "-" + branch.rpartition("/")[2]))
+
+
 def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         name="boot", torture_seconds=TORTURE_SECONDS,
         torture_types=TORTURE_TYPES, arch=None, core=None, branch=None,
@@ -172,10 +181,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
             arch.folder(extra_branch or "notifier-series/" + name), branch)
     final = os.path.join(out, kver, arch.folder(name))
     stage = output.stage(final)
-    build_dir = os.path.join(os.path.dirname(kernel_tree.path),
-                             arch.folder(f"build-{kver}")
-                             + ("" if branch == patches.CORE_BRANCH
-                                else "-" + branch.rpartition("/")[2]))
+    build_dir = build_folder(kernel_tree, arch, branch)
     kernel = os.path.join(build_dir, arch.image)
     cmdline = append(torture_seconds, torture_types, arch)
     result = {"kernel": kernel_tree.version,

@@ -9,6 +9,8 @@ from .progress import Error, Step, say
 from .tree import PRISTINE, REPO, git, local_changes
 
 CORE_BRANCH = "notifier-series/core"
+# The series of make series: the core patches and the conversion.
+SERIES_BRANCH = "notifier-series/series"
 
 
 def core_patches(kver):

@@ -9,14 +9,13 @@ import os
 import re
 import time
 
-from . import (boottest, checkpatch, classification, classify, compiletest,
-               convert_tree, gate, maintainers, output, rulechecks, split,
-               tree)
-from .patches import commit_ids, core_patches as patches_of_core, \
-    scratch_apply
+from . import (bench, boottest, checkpatch, classification, classify,
+               compiletest, convert_tree, gate, maintainers, output,
+               rulechecks, split, tree)
+from .patches import SERIES_BRANCH as BRANCH, commit_ids, \
+    core_patches as patches_of_core, scratch_apply
 from .progress import Error, Step, say
 
-BRANCH = "notifier-series/series"
 REMOVAL_SUBJECT = ("notifier: Remove the typed atomic and blocking notifier "
                    "API")
 COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
@@ -167,11 +166,12 @@ def applies(path, patch_files):
 
 
 def cover_letter(kver, version, entries, groups, checks, patches,
-                 violations, rules=None, locks=(), added=()):
+                 violations, rules=None, locks=(), added=(), costs=()):
     """The body of the cover letter.  `rules` are the audit's findings of
     the 2005 series' other rule checks (None when the audit of this tree
-    has none), `locks` the locks that the conversion removed and `added`
-    the unregister wrappers it added."""
+    has none), `locks` the locks that the conversion removed, `added`
+    the unregister wrappers it added and `costs` the sentences of
+    bench.costs()."""
     by_class = {"blocking": [], "atomic": [], "excluded": []}
     for e in entries:
         by_class[e["class"]].append(e)
@@ -241,6 +241,9 @@ def cover_letter(kver, version, entries, groups, checks, patches,
             "point of the series is free of them; they are independent of "
             "the rest and can go through their subsystems' trees.")
     lines += [""] + rule_findings(rules, locks, added)
+    if costs:
+        lines += [""] + split.wrap("What this costs.  " + costs[0])
+        lines += [f"  {line}" for line in costs[1:]]
     lines += ["", "Checks run on the series:", ""]
     lines += [f"  - {line}" for line in checks]
     lines += ["", f"{len(patches)} patches: the core patches, "
@@ -528,7 +531,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
                  report["summary"], files, items,
                  classify.rule_findings(kver, out, kernel_tree),
                  conversion.get("locks_removed", []),
-                 conversion.get("unregister_added", []))
+                 conversion.get("unregister_added", []),
+                 bench.costs(out, kver, kernel_tree.version))
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
@@ -540,7 +544,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
 
 
 def _write_cover(cover, kver, version, entries, groups, checks, files,
-                 violations, rules, locks, added):
+                 violations, rules, locks, added, costs):
     with open(cover, encoding="utf-8") as f:
         text = f.read()
     text = text.replace("*** SUBJECT HERE ***",
@@ -549,6 +553,6 @@ def _write_cover(cover, kver, version, entries, groups, checks, files,
     text = text.replace("*** BLURB HERE ***",
                         cover_letter(kver, version, entries, groups, checks,
                                      files, violations, rules,
-                                     locks, added).rstrip("\n"))
+                                     locks, added, costs).rstrip("\n"))
     with open(cover, "w", encoding="utf-8") as f:
         f.write(text)
