@@ -129,8 +129,7 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
     the boot test."""
     arch = arches.get(arch_name)
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
-    sites = fixed_sites(kver, work, jobs, out)
+    sites = fixed_sites(kver, work, jobs or os.cpu_count() or 1, out)
     if not sites:
         raise Error(f"the gate has no fixed violation for Linux {kver}: "
                     "nothing to prove")

@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 
-from . import boottest, output, patches, series, tree
+from . import boottest, distcc, output, patches, series, tree
 from .progress import Error, Step, say
 
 
@@ -45,7 +45,7 @@ def can_change_build(changes, read):
 
 def run(kver, work=None, out=None, jobs=None):
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
+    jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
     git = kernel_tree.path
     if not tree.git(git, "rev-parse", "-q", "--verify",

@@ -7,8 +7,8 @@ import re
 import shutil
 import time
 
-from . import (arches, checkpatch, console, kconfig, ktap, output, patches,
-               qemu, torture, tree)
+from . import (arches, checkpatch, console, distcc, kconfig, ktap, output,
+               patches, qemu, torture, tree)
 from .progress import Error, Step, run_logged, say, tail
 
 SUITES = ("notifier", "notifier_torture")
@@ -166,7 +166,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     the same core patches, checked by the boot test)."""
     arch = arches.get(arch or arches.DEFAULT)
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
+    jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
     core = core or patches.core_patches(kver)
     branch = branch or patches.CORE_BRANCH

@@ -13,6 +13,8 @@ PACKAGES = [
     # building a kernel
     "gcc", "make", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
     "cpio", "ccache", "perl", "git",
+    # spreading the builds over a farm (--distcc)
+    "distcc",
     # checking and converting
     "coccinelle", "sparse", "python3-yaml", "python3-ply", "python3-git",
     # the runtime test's guest userland, and depmod for its modules

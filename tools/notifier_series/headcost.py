@@ -12,7 +12,8 @@ import shlex
 import subprocess
 import tempfile
 
-from . import arches, boottest, classification, output, patches, tree
+from . import (arches, boottest, classification, distcc, output, patches,
+               tree)
 from .progress import Error, Step, say
 
 # The kinds a chain's head is declared with (classification.DECLARED).
@@ -260,7 +261,7 @@ def measure(kver, work, out, jobs=None):
     out/<kver>/memory/."""
     kernel_tree = tree.prepare(kver, work)
     path = kernel_tree.path
-    jobs = jobs or os.cpu_count() or 1
+    jobs = distcc.build_jobs(jobs)
     final = os.path.join(out, kver, "memory")
     folder = output.stage(final)
     rev = lambda ref: tree.git(path, "rev-parse", "-q", "--verify",  # noqa

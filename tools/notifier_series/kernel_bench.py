@@ -18,7 +18,7 @@ import os
 import re
 import statistics
 
-from . import boottest, output, patches, qemu, tree
+from . import boottest, distcc, output, patches, qemu, tree
 from .progress import Error, Step, say
 
 FOLDER = os.path.join(tree.REPO, "tests", "kernel-bench")
@@ -204,7 +204,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200):
     """Writes the consoles of the kernels to out/<kver>/bench/<side>/ and
     returns the benchmark's record for bench.json."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
+    jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
     final = os.path.join(out, kver, "bench")
     stage = output.stage(final)

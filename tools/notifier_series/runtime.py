@@ -15,8 +15,8 @@ import subprocess
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from . import (arches, boottest, classification, console, ftrace, kconfig,
-               output, patches, qemu, tree)
+from . import (arches, boottest, classification, console, distcc, ftrace,
+               kconfig, output, patches, qemu, tree)
 from .progress import Error, Step, run_logged, say, tail
 
 TOOLS = os.path.join(tree.REPO, "tools")
@@ -656,7 +656,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES,
     (core/ holds the core-patched tree's), and result.json.  `series`: a
     folder of the series' patches other than out/<kver>/series/."""
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
+    jobs = distcc.build_jobs(jobs)
     details = audit_details(kver, out)
     classes = yaml_classes(kver)
     kernel_tree = tree.prepare(kver, work)

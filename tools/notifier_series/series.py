@@ -10,7 +10,7 @@ import re
 import time
 
 from . import (bench, boottest, checkpatch, classification, classify,
-               compiletest, convert_tree, gate, maintainers, output,
+               compiletest, distcc, convert_tree, gate, maintainers, output,
                rulechecks, split, tree)
 from .patches import SERIES_BRANCH as BRANCH, commit_ids, \
     core_patches as patches_of_core, scratch_apply
@@ -455,7 +455,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     compiler)."""
     start = time.monotonic()
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
+    given_jobs, jobs = jobs, jobs or os.cpu_count() or 1
     folder = os.path.join(out, kver, "series")
     stage = output.stage(folder)
     kernel_tree, core, groups, conversion, entries = build_series(
@@ -507,7 +507,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
             kernel_tree, touched,
             os.path.join(os.path.dirname(git), f"build-{kver}-allmod"),
             classify.pristine_checkout(kernel_tree),
-            os.path.join(stage, "compile-test.log"), jobs, arches)
+            os.path.join(stage, "compile-test.log"),
+            distcc.build_jobs(given_jobs), arches)
         report["compile_test"]["log"] = "compile-test.log"  # next to this
     else:
         report["compile_test"] = {"compiled": 0, "touched": 0,
@@ -518,7 +519,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     report["patch_ids"] = ids
     report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
     extra = files[len(patches_of_core(kver)):]
-    boot = boottest.run(kver, work, out, timeout, jobs, extra, "series-boot")
+    boot = boottest.run(kver, work, out, timeout, given_jobs, extra,
+                        "series-boot")
     report["boot_test"] = {k: boot.get(k) for k in (
         "outcome", "reasons", "kunit", "torture", "splats", "sparse",
         "commit")}

@@ -1,0 +1,62 @@
+"""Kernel builds spread over a distcc farm (--distcc HOSTS, or DISTCC_HOSTS
+in the environment): every build of the toolkit calls its compiler as
+`ccache <cross>gcc` (arches.Arch.make_args, compiletest.ccache), and
+ccache runs what it does not hold through distcc when CCACHE_PREFIX says
+so; make's -j becomes the farm's slots.  Without hosts nothing changes.
+
+Each helper runs Debian's distccd with the same compilers (the toolkit
+calls them by their absolute path, /usr/bin/gcc, /usr/bin/<cross>-gcc),
+and allows exactly these in the file its DISTCC_CMDLIST names
+(compilers())."""
+
+import os
+import shutil
+import subprocess
+
+from . import compiletest
+from .progress import Error, say
+
+HOSTS = "DISTCC_HOSTS"
+
+
+def configure(hosts=None):
+    """Sends the compilations of this process and its children to
+    `hosts` (distcc's host list; default: DISTCC_HOSTS of the
+    environment), through ccache.  Returns the number of slots, or None
+    without hosts."""
+    hosts = hosts or os.environ.get(HOSTS)
+    if not hosts:
+        return None
+    if not shutil.which("distcc"):
+        raise Error("--distcc needs distcc (tools/notifier-series deps)")
+    os.environ[HOSTS] = hosts
+    os.environ["CCACHE_PREFIX"] = "distcc"
+    jobs = slots()
+    say(f"distcc: compiling on {hosts} ({jobs} slots), through ccache")
+    return jobs
+
+
+def slots():
+    """The compilations the farm of DISTCC_HOSTS takes at once (distcc -j)."""
+    proc = subprocess.run(["distcc", "-j"], capture_output=True, text=True)
+    if proc.returncode or not proc.stdout.strip().isdigit():
+        raise Error(f"distcc -j failed for {HOSTS}="
+                    f"{os.environ.get(HOSTS)!r}: {proc.stderr.strip()}")
+    return int(proc.stdout)
+
+
+def build_jobs(jobs=None):
+    """make's -j for a kernel build: `jobs` when given, else the farm's
+    slots with distcc, else this machine's CPUs."""
+    if jobs:
+        return jobs
+    if os.environ.get(HOSTS) and os.environ.get("CCACHE_PREFIX"):
+        return slots()
+    return os.cpu_count() or 1
+
+
+def compilers():
+    """The absolute paths of the compilers the toolkit's builds call, the
+    lines of a helper's DISTCC_CMDLIST file."""
+    return [os.path.join("/usr/bin", f"{prefix}gcc") for prefix in
+            sorted(set(compiletest.CROSS.values()))]
