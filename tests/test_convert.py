@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from tools.notifier_series import convert
 from tools.notifier_series.progress import Error
@@ -257,6 +258,78 @@ class ConvertTest(unittest.TestCase):
             self.assertIn("return notifier_chain_register("
                           "&panic_notifier_list, nb);", f.read())
         self.assertEqual(report["chains_converted"], 0)
+
+
+class SpatchCacheTest(unittest.TestCase):
+    """spatch's results kept by file (convert(cache=...)): reused when
+    nothing of their key changed, never when one input did."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="convert-cache-")
+        self.dir = os.path.join(self.tmp, "src")
+        os.makedirs(self.dir)
+        for path in glob.glob(os.path.join(FIXTURE, "*.[ch]")):
+            shutil.copy(path, self.dir)
+        self.cache = os.path.join(self.tmp, "cache")
+        self.yaml = YAML
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def spatched(self):
+        """(files given to spatch, the report) of a conversion."""
+        with mock.patch.object(convert, "_spatch",
+                               wraps=convert._spatch) as run:
+            report = convert.convert(self.dir, self.yaml, jobs=2,
+                                     cache=self.cache)
+        return sorted(c.args[1] for c in run.call_args_list), report
+
+    def test_nothing_changed_runs_no_spatch(self):
+        first, report = self.spatched()
+        self.assertEqual(len(first), len(glob.glob(os.path.join(
+            self.dir, "*.[ch]"))))
+        again, cached = self.spatched()
+        self.assertEqual(again, [])
+        for r in (report, cached):
+            r.pop("seconds")
+        self.assertEqual(cached, report)
+
+    def test_one_class_changed_runs_the_files_naming_its_chain(self):
+        self.spatched()
+        path = os.path.join(self.tmp, "classification.yaml")
+        text = read(YAML)
+        one = ("- chain: demo_runtime_chain\n  defined: runtime_init.c\n"
+               "  declared: blocking\n  class: atomic\n")
+        self.assertIn(one, text)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace(one, one.replace("class: atomic",
+                                                  "class: blocking")))
+        self.yaml = path
+        again, report = self.spatched()
+        self.assertEqual(again, ["runtime_init.c"])
+        self.assertIn("runtime_init.c", report["files_changed"])
+
+    def test_a_changed_file_runs_again(self):
+        self.spatched()
+        with open(os.path.join(self.dir, "runtime_init.c"), "a",
+                  encoding="utf-8") as f:
+            f.write("/* changed */\n")
+        self.assertEqual(self.spatched()[0], ["runtime_init.c"])
+
+    def test_a_new_semantic_patch_runs_every_file(self):
+        first, _ = self.spatched()
+        with mock.patch.object(convert, "_fixed",
+                               return_value=("another", set())):
+            self.assertEqual(self.spatched()[0], first)
+
+    def test_the_same_text_elsewhere_is_another_key(self):
+        fixed = ("f", set())
+        shutil.copy(os.path.join(self.dir, "runtime_init.c"),
+                    os.path.join(self.dir, "copy.c"))
+        table = {"symbols": {}}
+        self.assertNotEqual(
+            convert.spatch_key(self.dir, "runtime_init.c", table, fixed),
+            convert.spatch_key(self.dir, "copy.c", table, fixed))
 
 
 class UnlistedBareTest(unittest.TestCase):

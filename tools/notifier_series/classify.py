@@ -42,15 +42,13 @@ def pristine_checkout(kernel_tree):
 
 def evidence_cache(kernel_tree):
     """The folder of spatch's cached records, in the work folder."""
-    return os.path.join(os.path.dirname(kernel_tree.path), "cache",
-                        "evidence")
+    return tree.cache(kernel_tree, "evidence")
 
 
 def callgraph_cache(kernel_tree):
     """The file of the call graph's facts, in the work folder."""
-    return os.path.join(os.path.dirname(kernel_tree.path), "cache",
-                        "callgraph", os.path.basename(kernel_tree.path)
-                        + ".pickle")
+    return tree.cache(kernel_tree, "callgraph",
+                      os.path.basename(kernel_tree.path) + ".pickle")
 
 
 def build_graph(kernel_tree, source, jobs, what):
@@ -72,8 +70,8 @@ def build_graph(kernel_tree, source, jobs, what):
 
 def gate_cache(kernel_tree):
     """The file of the gate's last judgement, in the work folder."""
-    return os.path.join(os.path.dirname(kernel_tree.path), "cache", "gate",
-                        os.path.basename(kernel_tree.path) + ".json")
+    return tree.cache(kernel_tree, "gate",
+                      os.path.basename(kernel_tree.path) + ".json")
 
 
 def gate_stamp(kver, kernel_tree, depth):

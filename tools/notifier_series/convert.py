@@ -7,6 +7,7 @@ in_place the files are replaced, each atomically."""
 
 import concurrent.futures
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -283,8 +284,86 @@ def _spatch(directory, path, env, scratch):
     return text, records, problems
 
 
-def run_spatch(directory, files, table, jobs):
-    """{path: new text} of the files spatch changed, records, problems."""
+def _chain_name(section, key):
+    """The identifier by which the semantic patch looks up the entry `key`
+    of the class table's `section` in a file."""
+    if section in ("symbols", "bare"):
+        return key.rpartition(":")[2]
+    if section == "members":
+        return key.rpartition(".")[2]
+    return key
+
+
+def spatch_key(directory, path, table, fixed):
+    """What spatch's result on `path` depends on: the file's path and
+    text, `fixed` (the semantic patch, the macro file, spatch's version)
+    and the entries of the class table that the semantic patch can look
+    up in this file: those named by one of its identifiers or by the
+    macro file."""
+    with open(os.path.join(directory, path), "rb") as f:
+        text = f.read()
+    words = set(re.findall(rb"\w+", text)) | fixed[1]
+    relevant = {section: {k: v for k, v in entries.items()
+                          if _chain_name(section, k).encode() in words}
+                for section, entries in table.items()}
+    h = hashlib.sha256(fixed[0].encode())
+    h.update(path.encode() + b"\0" + text + b"\0")
+    h.update(json.dumps(relevant, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _fixed():
+    """(digest, identifiers of the macro file) of what every file's
+    result depends on."""
+    h = hashlib.sha256(str(TIMEOUT).encode())
+    for path in (SMPL, MACROS):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    h.update(subprocess.run(["spatch", "--version"], capture_output=True)
+             .stdout)
+    with open(MACROS, "rb") as f:
+        return h.hexdigest(), set(re.findall(rb"\w+", f.read()))
+
+
+def _cached(cache, key):
+    try:
+        with open(os.path.join(cache, key[:2], key + ".json"),
+                  encoding="utf-8") as f:
+            got = json.load(f)
+        return got["text"], got["records"], []
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _keep(cache, key, text, records):
+    folder = os.path.join(cache, key[:2])
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, key + ".json")
+    with open(path + ".new", "w", encoding="utf-8") as f:
+        json.dump({"text": text, "records": records}, f)
+    os.replace(path + ".new", path)
+
+
+def run_spatch(directory, files, table, jobs, cache=None):
+    """{path: new text} of the files spatch changed, records, problems.
+    With a `cache` folder, a file whose spatch_key() it holds is not
+    given to spatch again; a result with problems is not kept."""
+    fixed = _fixed() if cache else None
+    keys = {p: spatch_key(directory, p, table, fixed) for p in files} \
+        if cache else {}
+    hits = {p: _cached(cache, k) for p, k in keys.items()}
+    hits = {p: got for p, got in hits.items() if got is not None}
+    if cache:
+        say(f"    spatch: {len(hits)} of {len(files)} files from the cache "
+            f"in {cache}")
+    files = [p for p in files if p not in hits]
+    changed, records, problems = {}, [], []
+    for path, (text, recs, _) in sorted(hits.items()):
+        records += recs
+        if text is not None and text != _text(directory, path):
+            changed[path] = text
+    if not files:
+        return changed, records, problems
     scratch = tempfile.mkdtemp(prefix="notifier-convert-")
     try:
         classes = os.path.join(scratch, "classes.json")
@@ -292,7 +371,6 @@ def run_spatch(directory, files, table, jobs):
             json.dump(table, f)
         env = dict(os.environ, NOTIFIER_CLASSES=classes,
                    PATH="/usr/bin:" + os.environ.get("PATH", ""))
-        changed, records, problems = {}, [], []
         start = shown = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             futures = {pool.submit(_spatch, directory, path, env, scratch):
@@ -303,6 +381,8 @@ def run_spatch(directory, files, table, jobs):
                 text, recs, probs = future.result()
                 records += recs
                 problems += probs
+                if cache and not probs:
+                    _keep(cache, keys[path], text, recs)
                 if text is not None and text != _text(directory, path):
                     changed[path] = text
                 now = time.monotonic()
@@ -495,10 +575,11 @@ def replace(path, text):
 
 
 def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
-            report_path=None, exclude=()):
+            report_path=None, exclude=(), cache=None):
     """Converts `directory` but the files of `exclude`; returns the report.
     Raises Error when the classification does not fit the sources, before
-    writing anything."""
+    writing anything.  `cache`: a folder of spatch's results by file
+    (run_spatch())."""
     directory = os.path.abspath(directory)
     if not os.path.isdir(directory):
         raise Error(f"{directory}: no such directory")
@@ -513,7 +594,8 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
         f"({os.cpu_count() if jobs is None else jobs} spatch at once)")
     start = time.monotonic()
     changed, records, problems = run_spatch(directory, sources, table,
-                                            jobs or os.cpu_count() or 1)
+                                            jobs or os.cpu_count() or 1,
+                                            cache)
     unconverted = sorted({(r["file"], r["line"], r["why"])
                           for r in records if r["kind"] == "unconverted"})
     unresolved = sorted({

@@ -56,12 +56,13 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     # chains are not the tree's.
     added = tree.git(git, "diff", "--name-only", "--diff-filter=A",
                      tree.PRISTINE, core).split()
+    spatch_cache = tree.cache(kernel_tree, "spatch")
     try:
         with Step(f"converting Linux {kernel_tree.version} with spatch"):
             report = convert.convert(git, yaml, jobs, in_place=True,
                                      report_path=os.path.join(
                                          stage, "report.json"),
-                                     exclude=added)
+                                     exclude=added, cache=spatch_cache)
     except Error:
         tree.git(git, "checkout", "-q", "-f", core)
         tree.git(git, "checkout", "-q", "-B", BRANCH, core)
@@ -80,7 +81,8 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     report["typed_api_left"] = left
     with Step("converting the converted tree again, which must change "
               "nothing"):
-        again = convert.convert(git, yaml, jobs, exclude=added)
+        again = convert.convert(git, yaml, jobs, exclude=added,
+                                cache=spatch_cache)
     report["second_run_files_changed"] = again["files_changed"]
     report["commit"] = tree.git(git, "rev-parse", "HEAD").strip()
     output.publish(stage, folder, "report.json", report)

@@ -257,6 +257,12 @@ def locked(tree, name):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def cache(tree, *names):
+    """A path under the work folder's cache/, beside `tree`: what the
+    toolkit keeps between runs, keyed by content, safe to delete."""
+    return os.path.join(os.path.dirname(tree.path), "cache", *names)
+
+
 def worktree(tree, suffix):
     """A git worktree of `tree` next to it, <tree>-<suffix>, made once at
     the pristine commit; it shares the tree's objects and branches, so
