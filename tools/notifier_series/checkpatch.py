@@ -5,34 +5,54 @@ import os
 import re
 import subprocess
 
+from . import memo, tree
+
 TOTAL = re.compile(r"total: (\d+) errors?, (\d+) warnings?, (?:(\d+) "
                    r"checks?, )?\d+ lines checked")
 
 
-def run(tree_path, patch_files, jobs=1):
-    """{"errors", "warnings", "checks", "patches": {name: report}}."""
+def patch_text(patch):
+    """A patch file's text but its Date: line, which a commit made again
+    changes: what the checks of a patch depend on."""
+    with open(patch, "rb") as f:
+        return re.sub(rb"(?m)^Date: .*\n", b"", f.read(), count=1)
+
+
+def run(tree_path, patch_files, jobs=1, cache=None):
+    """{"errors", "warnings", "checks", "patches": {name: report}}.  With
+    a `cache` folder, a patch whose text (patch_text()) and tree (its
+    checkpatch.pl and the files it reads) were checked before is not
+    checked again."""
     # checkpatch calls scripts/spdxcheck.py, which needs Debian's python3.
     env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     totals = {"errors": 0, "warnings": 0, "checks": 0, "patches": {}}
+    scripts = tree.scripts_state(tree_path) if cache else None
 
     def check(patch):
-        return subprocess.run(
+        proc = subprocess.run(
             [os.path.join(tree_path, "scripts/checkpatch.pl"), "--strict",
              "--no-color", "--show-types", patch],
             cwd=tree_path, env=env, capture_output=True, text=True)
+        if TOTAL.search(proc.stdout):
+            return proc.stdout
+        return "checkpatch.pl gave no verdict:\n" + proc.stdout + proc.stderr
+
+    def checked(patch):
+        if not cache:
+            return check(patch)
+        digest = memo.key("checkpatch --strict", scripts, patch_text(patch))
+        return memo.cached(cache, digest, lambda: check(patch))
 
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        procs = list(pool.map(check, patch_files))
-    for patch, proc in zip(patch_files, procs):
-        m = TOTAL.search(proc.stdout)
+        reports = list(pool.map(checked, patch_files))
+    for patch, report in zip(patch_files, reports):
+        m = TOTAL.search(report)
+        totals["patches"][os.path.basename(patch)] = report
         if not m:
             totals["errors"] += 1
-            totals["patches"][os.path.basename(patch)] = (
-                "checkpatch.pl gave no verdict:\n" + proc.stdout
-                + proc.stderr)
             continue
         totals["errors"] += int(m.group(1))
         totals["warnings"] += int(m.group(2))
         totals["checks"] += int(m.group(3) or 0)
-        totals["patches"][os.path.basename(patch)] = proc.stdout
     return totals
+

@@ -7,7 +7,6 @@ in_place the files are replaced, each atomically."""
 
 import concurrent.futures
 import difflib
-import hashlib
 import json
 import os
 import re
@@ -16,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from . import classification
+from . import classification, memo
 from .progress import Error, say
 from .tree import REPO
 
@@ -306,42 +305,19 @@ def spatch_key(directory, path, table, fixed):
     relevant = {section: {k: v for k, v in entries.items()
                           if _chain_name(section, k).encode() in words}
                 for section, entries in table.items()}
-    h = hashlib.sha256(fixed[0].encode())
-    h.update(path.encode() + b"\0" + text + b"\0")
-    h.update(json.dumps(relevant, sort_keys=True).encode())
-    return h.hexdigest()
+    return memo.key(fixed[0], path, text,
+                    json.dumps(relevant, sort_keys=True))
 
 
 def _fixed():
     """(digest, identifiers of the macro file) of what every file's
     result depends on."""
-    h = hashlib.sha256(str(TIMEOUT).encode())
-    for path in (SMPL, MACROS):
-        with open(path, "rb") as f:
-            h.update(f.read())
-    h.update(subprocess.run(["spatch", "--version"], capture_output=True)
-             .stdout)
-    with open(MACROS, "rb") as f:
-        return h.hexdigest(), set(re.findall(rb"\w+", f.read()))
-
-
-def _cached(cache, key):
-    try:
-        with open(os.path.join(cache, key[:2], key + ".json"),
-                  encoding="utf-8") as f:
-            got = json.load(f)
-        return got["text"], got["records"], []
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def _keep(cache, key, text, records):
-    folder = os.path.join(cache, key[:2])
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, key + ".json")
-    with open(path + ".new", "w", encoding="utf-8") as f:
-        json.dump({"text": text, "records": records}, f)
-    os.replace(path + ".new", path)
+    with open(SMPL, "rb") as f, open(MACROS, "rb") as g:
+        smpl, macros = f.read(), g.read()
+    version = subprocess.run(["spatch", "--version"],
+                             capture_output=True).stdout
+    return (memo.key(TIMEOUT, smpl, macros, version),
+            set(re.findall(rb"\w+", macros)))
 
 
 def run_spatch(directory, files, table, jobs, cache=None):
@@ -351,14 +327,14 @@ def run_spatch(directory, files, table, jobs, cache=None):
     fixed = _fixed() if cache else None
     keys = {p: spatch_key(directory, p, table, fixed) for p in files} \
         if cache else {}
-    hits = {p: _cached(cache, k) for p, k in keys.items()}
+    hits = {p: memo.get(cache, k) for p, k in keys.items()}
     hits = {p: got for p, got in hits.items() if got is not None}
     if cache:
         say(f"    spatch: {len(hits)} of {len(files)} files from the cache "
             f"in {cache}")
     files = [p for p in files if p not in hits]
     changed, records, problems = {}, [], []
-    for path, (text, recs, _) in sorted(hits.items()):
+    for path, (text, recs) in sorted(hits.items()):
         records += recs
         if text is not None and text != _text(directory, path):
             changed[path] = text
@@ -382,7 +358,7 @@ def run_spatch(directory, files, table, jobs, cache=None):
                 records += recs
                 problems += probs
                 if cache and not probs:
-                    _keep(cache, keys[path], text, recs)
+                    memo.put(cache, keys[path], [text, recs])
                 if text is not None and text != _text(directory, path):
                     changed[path] = text
                 now = time.monotonic()

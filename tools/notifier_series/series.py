@@ -10,8 +10,8 @@ import re
 import time
 
 from . import (bench, boottest, checkpatch, classification, classify,
-               compiletest, distcc, convert_tree, gate, maintainers, output,
-               rulechecks, split, tree)
+               compiletest, convert_tree, distcc, gate, maintainers, memo,
+               output, rulechecks, split, tree)
 from .patches import SERIES_BRANCH as BRANCH, commit_ids, \
     core_patches as patches_of_core, scratch_apply
 from .progress import Error, Step, say
@@ -66,7 +66,8 @@ def build_series(kver, work, out, jobs, stage):
     changed = tree.git(git, "diff", "--name-only", core, converted).split()
     with Step(f"finding the MAINTAINERS section of {len(changed)} files "
               "(scripts/get_maintainer.pl)"):
-        sections = split.subsystems(git, changed, jobs)
+        sections = split.subsystems(git, changed, jobs,
+                                    tree.cache(kernel_tree, "sections"))
     together = []
     for e in entries:
         if e["declared"] != "bare":
@@ -127,16 +128,25 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                REMOVAL_MESSAGE.format(subject=REMOVAL_SUBJECT), stage)
 
 
-def mail_headers(path, patch):
+def mail_headers(path, patch, cache=None, scripts=None):
     """To: the maintainers and reviewers, Cc: the lists, from
-    scripts/get_maintainer.pl on the patch."""
-    proc = maintainers.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
-                                       "--no-l", patch])
-    to = [a for a in proc.stdout.splitlines() if "@" in a]
-    proc = maintainers.get_maintainer(path, ["--no-rolestats", "--separator", "\n",
-                                       "--no-m", "--no-r", patch])
-    cc = [a for a in proc.stdout.splitlines() if "@" in a and a not in to]
-    return to, cc
+    scripts/get_maintainer.pl on the patch; with a `cache` folder, kept
+    by the patch's text and the tree's `scripts` (tree.scripts_state())."""
+    def run(args):
+        proc = maintainers.get_maintainer(path, ["--no-rolestats",
+                                                 "--separator", "\n"]
+                                          + args + [patch])
+        return [a for a in proc.stdout.splitlines() if "@" in a]
+
+    def headers():
+        to = run(["--no-l"])
+        return to, [a for a in run(["--no-m", "--no-r"]) if a not in to]
+
+    if not cache:
+        return headers()
+    digest = memo.key("get_maintainer", scripts,
+                      checkpatch.patch_text(patch))
+    return tuple(memo.cached(cache, digest, headers))
 
 
 def add_headers(patch, to, cc):
@@ -475,9 +485,11 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     cover = os.path.join(stage, names[0])
     with Step(f"To: and Cc: of {len(files)} patches "
               "(scripts/get_maintainer.pl)"):
+        scripts = tree.scripts_state(git)
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for patch, (to, cc) in zip(files, pool.map(
-                    lambda p: mail_headers(git, p), files)):
+                    lambda p: mail_headers(git, p, tree.cache(
+                        kernel_tree, "get_maintainer"), scripts), files)):
                 add_headers(patch, to, cc)
     report = {"kernel": kernel_tree.version, "patches": len(files),
               "subsystem_patches": len(groups),
@@ -489,7 +501,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
               "locks_removed": conversion.get("locks_removed", []),
               "unregister_added": conversion.get("unregister_added", [])}
     with Step(f"checkpatch.pl --strict on {len(files)} patches"):
-        cp = checkpatch.run(git, files, jobs)
+        cp = checkpatch.run(git, files, jobs,
+                            tree.cache(kernel_tree, "checkpatch"))
     with open(os.path.join(stage, "checkpatch.txt"), "w",
               encoding="utf-8") as f:
         f.write("\n".join(f"== {name}\n{text}"

@@ -7,7 +7,7 @@ import os
 import re
 from collections import defaultdict
 
-from . import convert, maintainers
+from . import convert, maintainers, memo, tree
 
 # Directory names that say nothing about the subsystem in a subject.
 GENERIC = {"kernel", "include", "linux", "asm", "cpu", "platforms",
@@ -15,11 +15,20 @@ GENERIC = {"kernel", "include", "linux", "asm", "cpu", "platforms",
 SUBJECT = "Convert notifier chains to struct notifier_head"
 
 
-def subsystems(tree_path, paths, jobs):
-    """{path: the title of the MAINTAINERS section that owns it}."""
+def subsystems(tree_path, paths, jobs, cache=None):
+    """{path: the title of the MAINTAINERS section that owns it}; with a
+    `cache` folder, kept by the path, the tree's scripts and MAINTAINERS
+    (tree.scripts_state()) and the list of its files."""
     owners = maintainers.Maintainers(tree_path)
+    state = cache and memo.key(tree.scripts_state(tree_path),
+                               "\n".join(owners.files()))
+
+    def owner(path):
+        return memo.cached(cache, memo.key("section", state, path),
+                           lambda: owners.owner(path))
+
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        return dict(zip(paths, pool.map(owners.owner, paths)))
+        return dict(zip(paths, pool.map(owner, paths)))
 
 
 def prefix(paths):

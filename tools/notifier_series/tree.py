@@ -257,6 +257,17 @@ def locked(tree, name):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def scripts_state(path):
+    """What the tree's own tools answer depends on besides their input
+    (checkpatch.pl, get_maintainer.pl): the commit the tree was extracted
+    as, and its scripts and the files they read as the checkout has them,
+    by their blobs."""
+    files = ("scripts", "LICENSES", "MAINTAINERS", "Documentation/process")
+    return (git(path, "rev-parse", PRISTINE)
+            + git(path, "ls-files", "-s", "--", *files)
+            + git(path, "diff", "HEAD", "--", *files))
+
+
 def cache(tree, *names):
     """A path under the work folder's cache/, beside `tree`: what the
     toolkit keeps between runs, keyed by content, safe to delete."""
