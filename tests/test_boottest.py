@@ -162,3 +162,17 @@ class ChecksTest(unittest.TestCase):
             boottest.report(r, "/out", mutant=True)
         self.assertIn("checkpatch and sparse not run", say.call_args_list[0]
                       .args[0])
+
+
+class BuildFolderTest(unittest.TestCase):
+    def test_one_build_folder_per_checkout_and_core_branch(self):
+        x86 = boottest.arches.get("x86_64")
+        tree = mock.Mock(path="/w/linux-6.1")
+        worktree = mock.Mock(path="/w/linux-6.1-series-boot")
+        self.assertEqual(boottest.build_folder(tree, x86), "/w/build-6.1")
+        self.assertEqual(boottest.build_folder(worktree, x86),
+                         "/w/build-6.1-series-boot")
+        self.assertEqual(boottest.build_folder(
+            tree, x86, "notifier-series/unfixed"), "/w/build-6.1-unfixed")
+        self.assertEqual(boottest.build_folder(
+            tree, boottest.arches.get("powerpc")), "/w/build-6.1-powerpc")

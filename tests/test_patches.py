@@ -115,6 +115,33 @@ class ApplyTest(unittest.TestCase):
         self.assertEqual(os.stat(c).st_mtime_ns, mtime)
         self.assertIn("/* extra */", self.notifier_c())
 
+    def test_a_branch_made_again_keeps_the_time_of_files_it_keeps(self):
+        # Two patches, then the second one changed: kernel/notifier.c, as
+        # the first leaves it, is not rewritten for make, the Makefile
+        # the second changes is.
+        path = self.tree.path
+        git(path, "checkout", "-q", "-B", "scratch", "pristine")
+        with open(os.path.join(path, "Makefile"), "a") as f:
+            f.write("# one\n")
+        git(path, *IDENT, "commit", "-q", "-a", "-m", "two")
+        two = os.path.join(self.tmp, "two")
+        git(path, "format-patch", "-q", "-o", two, "pristine")
+        git(path, "checkout", "-q", "pristine")
+        git(path, "branch", "-q", "-D", "scratch")
+        patches.apply(self.tree, self.patch + glob.glob(two + "/*.patch"))
+        c = os.path.join(path, "kernel/notifier.c")
+        make = os.path.join(path, "Makefile")
+        times = os.stat(c).st_mtime_ns, os.stat(make).st_mtime_ns
+        with open(glob.glob(two + "/*.patch")[0]) as f:
+            text = f.read()
+        other = os.path.join(self.tmp, "other.patch")
+        with open(other, "w") as f:
+            f.write(text.replace("+# one", "+# two"))
+        patches.apply(self.tree, self.patch + [other])
+        self.assertIn("# two", open(make).read())
+        self.assertEqual(os.stat(c).st_mtime_ns, times[0])
+        self.assertNotEqual(os.stat(make).st_mtime_ns, times[1])
+
     def test_failing_patch_leaves_a_clean_tree(self):
         bad = os.path.join(self.tmp, "bad.patch")
         with open(self.patch[0]) as f:

@@ -145,9 +145,12 @@ def _print_line(line):
 
 def build_folder(kernel_tree, arch, branch=patches.CORE_BRANCH):
     """The build folder of the boot test of `branch` for `arch`, in the
-    work folder: one per core branch, whatever goes on top of it."""
+    work folder: one per checkout (linux-6.1 builds in build-6.1, its
+    worktree linux-6.1-series-boot in build-6.1-series-boot) and core
+    branch, whatever goes on top of it."""
+    name = os.path.basename(kernel_tree.path).partition("-")[2]
     return os.path.join(os.path.dirname(kernel_tree.path),
-                        arch.folder(f"build-{kernel_tree.kver}")
+                        arch.folder(f"build-{name}")
                         + ("" if branch == patches.CORE_BRANCH
                            else "-" + branch.rpartition("/")[2]))
 
@@ -155,7 +158,7 @@ def build_folder(kernel_tree, arch, branch=patches.CORE_BRANCH):
 def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
         name="boot", torture_seconds=TORTURE_SECONDS,
         torture_types=TORTURE_TYPES, arch=None, core=None, branch=None,
-        checks=True, extra_branch=None):
+        checks=True, extra_branch=None, worktree=None):
     """Builds and boots the tree of `kver` with its core patches (or the
     `core` ones, on `branch`) and the `extra` ones (on `extra_branch`, by
     default one named after `name`), for `arch`; writes
@@ -163,11 +166,16 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     kunit.txt,result.json} and returns the result.  The torture test runs
     `torture_types` for `torture_seconds` each.  Without `checks`,
     checkpatch and sparse do not run (a mutant's or a baseline's boot:
-    the same core patches, checked by the boot test)."""
+    the same core patches, checked by the boot test).  With `worktree`,
+    the kernel is built in that worktree of the tree (tree.worktree())
+    and its own build folder, which the other boots' checkouts leave
+    alone: a boot of the same patches again rebuilds nothing."""
     arch = arches.get(arch or arches.DEFAULT)
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
+    if worktree:
+        kernel_tree = tree.worktree(kernel_tree, worktree)
     core = core or patches.core_patches(kver)
     branch = branch or patches.CORE_BRANCH
     extra = list(extra) + arch.harness(kver)

@@ -104,6 +104,7 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE, checkout=True):
             git(tree.path, "checkout", "-q", branch)
             say(f"    {branch} already holds {listed}")
         else:
+            before = _stamps(tree.path, base)
             git(tree.path, "checkout", "-q", "-B", branch, base)
             proc = subprocess.run(["git", "-C", tree.path, "am", "-q",
                                    "--no-3way"] + patches,
@@ -115,5 +116,34 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE, checkout=True):
                                capture_output=True)
                 raise Error("git am failed on Linux "
                             f"{tree.version}:\n{proc.stdout}{proc.stderr}")
+            _restore(tree.path, base, before)
             say(f"    applied {listed or 'nothing'}")
         return git(tree.path, "rev-parse", "HEAD").strip()
+
+
+def _stamps(path, base):
+    """{file: (blob, mtime)} of the files the checkout changes from
+    `base`."""
+    names = git(path, "diff", "--name-only", base, "HEAD").split()
+    return {name: (blob, os.lstat(os.path.join(path, name)).st_mtime_ns)
+            for name, blob in _blobs(path, names).items()}
+
+
+def _blobs(path, names):
+    if not names:
+        return {}
+    return {line.split("\t", 1)[1]: line.split()[1] for line in
+            git(path, "ls-files", "-s", "--", *names).splitlines()}
+
+
+def _restore(path, base, before):
+    """Gives back their time to the files that the new checkout has as
+    they were (`before`, _stamps()), so that make does not rebuild what
+    was built from the same text."""
+    now = _blobs(path, [n for n in git(path, "diff", "--name-only", base,
+                                       "HEAD").split() if n in before])
+    for name, blob in now.items():
+        if before[name][0] == blob:
+            full = os.path.join(path, name)
+            os.utime(full, ns=(os.lstat(full).st_atime_ns, before[name][1]),
+                     follow_symlinks=False)

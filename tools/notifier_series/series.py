@@ -532,8 +532,12 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     report["patch_ids"] = ids
     report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
     extra = files[len(patches_of_core(kver)):]
+    # In a worktree of its own: the boot test, the mutants and the other
+    # commands check out the core branch in the tree, which would make
+    # every boot of the series rebuild what <linux/notifier.h> reaches.
     boot = boottest.run(kver, work, out, timeout, given_jobs, extra,
-                        "series-boot")
+                        "series-boot", worktree="series-boot",
+                        extra_branch="notifier-series/series-boot-worktree")
     report["boot_test"] = {k: boot.get(k) for k in (
         "outcome", "reasons", "kunit", "torture", "splats", "sparse",
         "commit")}
