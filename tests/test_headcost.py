@@ -8,6 +8,7 @@ import stat
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from tests import tools_path  # noqa: F401
 from tests.fake_kernel import IDENT, git
@@ -158,18 +159,22 @@ class ArraysTest(unittest.TestCase):
                     "\tstruct atomic_notifier_head nh[EV_MAX];\n};\n"
                     "static struct blocking_notifier_head list[2 * N];\n"
                     " * struct raw_notifier_head in_a_comment[3];\n"
-                    "static struct srcu_notifier_head one;\n")
+                    "static struct srcu_notifier_head one;\n"
+                    "struct other\n{\n\tchar *s; /* } { */\n"
+                    "\tstruct atomic_notifier_head m[4];\n};\n"
+                    "void f(void)\n{\n"
+                    "\tstruct atomic_notifier_head local[2];\n}\n")
         subprocess.run(["git", "init", "-q", tmp], check=True)
         git(tmp, "add", ".")
-        git(tmp, *IDENT, "commit", "-q", "-m", "tree")
-        git(tmp, "tag", "pristine")
-        found = headcost.arrays(tmp, "pristine")
+        found = headcost.arrays(tmp)
         self.assertEqual([(a["file"], a["line"], a["kind"], a["name"],
                            a["dimension"], a["structure"]) for a in found],
                          [("drivers/eq.c", 3, "atomic", "nh", "EV_MAX",
                            "eq_table"),
                           ("drivers/eq.c", 5, "blocking", "list", "2 * N",
-                           None)])
+                           None),
+                          ("drivers/eq.c", 11, "atomic", "m", "4",
+                           "other")])
 
 
 class CoverLetterTest(unittest.TestCase):
@@ -204,3 +209,61 @@ class CoverLetterTest(unittest.TestCase):
         self.assertEqual(len(bench.costs(tmp, "6.1", "6.1.200")), 2)
         self.assertIn("not measured", bench.costs(tmp, "6.1",
                                                   "6.1.200")[1])
+
+
+class MeasureTest(unittest.TestCase):
+    """measure() on a small tree, its builds and probes stood in for:
+    where its output goes and what it says it could not measure."""
+
+    def setUp(self):
+        from notifier_series import tree
+        from tests.fake_kernel import make_tarball
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.work = os.path.join(self.tmp, "work")
+        self.tree = tree.prepare("9.9", self.work, make_tarball(self.tmp))
+        git(self.tree.path, "branch", "notifier-series/core", "pristine")
+        self.out = os.path.join(self.tmp, "out")
+        self.sizes = {"data": 100, "bss": 10}
+
+    def measure(self):
+        def build(checkout, build_dir, log, jobs, **how):
+            os.makedirs(build_dir, exist_ok=True)
+            return os.path.join(build_dir, "arch/x86/boot/bzImage")
+
+        def size(build_dir):
+            grown = build_dir.endswith("-size-series")
+            return {"text": 1, "data": self.sizes["data"] + 8 * grown,
+                    "bss": self.sizes["bss"]}
+
+        with mock.patch.object(headcost.boottest, "build", build), \
+                mock.patch.object(headcost, "vmlinux_size", size), \
+                mock.patch.object(headcost.classification, "load",
+                                  return_value=("9.9", [])), \
+                mock.patch.object(headcost.tree, "prepare",
+                                  return_value=self.tree):
+            return headcost.measure("9.9", self.work, self.out, 1)
+
+    def test_without_the_series_it_says_so(self):
+        record = self.measure()
+        self.assertTrue(os.path.isdir(os.path.join(self.out, "9.9",
+                                                   "memory")))
+        self.assertEqual(sorted(record["trees"]), ["core", "pristine"])
+        self.assertIn("make series", record["not_measured"][
+            "vmlinux of the series"])
+        self.assertIn("make boot-test", record["not_measured"][
+            "with lockdep"])
+        self.assertNotIn("data_bss_change", record["vmlinux"])
+
+    def test_with_the_series_its_vmlinux_is_compared(self):
+        path = self.tree.path
+        git(path, "checkout", "-q", "-b", "notifier-series/series",
+            "pristine")
+        git(path, *IDENT, "commit", "-q", "--allow-empty", "-m", "series")
+        git(path, "checkout", "-q", "pristine")
+        record = self.measure()
+        self.assertEqual(record["vmlinux"]["data_bss_change"], 8)
+        self.assertEqual(sorted(record["trees"]),
+                         ["core", "pristine", "series"])
+        self.assertEqual(os.listdir(os.path.join(self.out, "9.9")),
+                         ["memory"])

@@ -12,8 +12,8 @@ import shlex
 import subprocess
 import tempfile
 
-from . import (arches, boottest, classification, distcc, output, patches,
-               tree)
+from . import (arches, boottest, classification, classify, distcc, output,
+               patches, tree)
 from .progress import Error, Step, say
 
 # The kinds a chain's head is declared with (classification.DECLARED).
@@ -31,7 +31,8 @@ VALUE = re.compile(r'"->(\w+) \$?(-?\d+) ')
 ARRAY = re.compile(r"\b(atomic|blocking|raw|srcu)_notifier_head\s+(\w+)\s*"
                    r"\[([^]]+)\]")
 ARRAY_GREP = r"_notifier_head[[:space:]]+[[:alnum:]_]+[[:space:]]*\["
-STRUCT = re.compile(r"^\s*(?:typedef\s+)?struct\s+(\w+)\s*\{")
+# What opens a structure's body: "struct name" before its brace.
+STRUCT_HEAD = re.compile(r"\bstruct\s+(\w+)\s*$")
 # The kernel the vmlinux sizes are measured on: x86_64's defconfig, with
 # this fragment saying what it must not have (lockdep).
 SIZE_FRAGMENT = os.path.join(tree.REPO, "tools", "size.config")
@@ -72,19 +73,15 @@ def command_line(build_dir):
     return kept, source[:-len(OBJECT[:-2] + ".c") - 1]
 
 
-def probe(build_dir, values, includes=(), tree_path=None, rev=None,
-          dirs=()):
+def probe(build_dir, values, includes=(), tree_path=None, dirs=()):
     """{name: value} of the C constant expressions `values` ({name: text})
-    after `includes`, compiled with kbuild's flags in `build_dir`: of
-    `tree_path` (default: the configured tree), its headers as commit
-    `rev` has them when given, and `dirs` searched first for "..."."""
+    after `includes`, compiled with kbuild's flags in `build_dir` on the
+    checkout `tree_path` (default: the one it was configured for), `dirs`
+    searched first for "..."."""
     argv, configured = command_line(build_dir)
     tree_path = tree_path or configured
     argv = [a.replace(configured, tree_path) for a in argv]
     with tempfile.TemporaryDirectory() as tmp:
-        first = [f"-I{d}" for d in dirs]
-        if rev:
-            first += _overlay(tree_path, rev, tmp)
         source = os.path.join(tmp, "probe.c")
         with open(source, "w", encoding="utf-8") as f:
             f.write("#include <linux/kbuild.h>\n"
@@ -93,9 +90,9 @@ def probe(build_dir, values, includes=(), tree_path=None, rev=None,
                     "void notifier_series_probe(void)\n{\n"
                     + "".join(f"\tDEFINE({name}, {text});\n"
                               for name, text in values.items()) + "}\n")
-        proc = subprocess.run([argv[0]] + first + argv[1:]
-                              + ["-S", "-o", "-", source], cwd=build_dir,
-                              capture_output=True, text=True)
+        proc = subprocess.run([argv[0]] + [f"-I{d}" for d in dirs]
+                              + argv[1:] + ["-S", "-o", "-", source],
+                              cwd=build_dir, capture_output=True, text=True)
     if proc.returncode:
         errors = [line.replace(tmp + "/", "") for line in
                   proc.stderr.splitlines() if "error" in line]
@@ -108,30 +105,14 @@ def probe(build_dir, values, includes=(), tree_path=None, rev=None,
     return found
 
 
-def _overlay(tree_path, rev, tmp):
-    """-I options putting the headers that differ between the checkout of
-    `tree_path` and `rev` first, as `rev` has them."""
-    changed = tree.git(tree_path, "diff", "--name-only", rev, "--",
-                       "include", "arch/x86/include").split()
-    for name in changed:
-        text = tree.git(tree_path, "show", f"{rev}:{name}", check=False)
-        if text:
-            os.makedirs(os.path.join(tmp, os.path.dirname(name)),
-                        exist_ok=True)
-            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
-                f.write(text)
-    return [f"-I{tmp}/include", f"-I{tmp}/arch/x86/include"]
-
-
-def head_sizes(build_dir, tree_path, pristine, core):
-    """{kind: bytes} of KINDS on commit `pristine`, and notifier_head's on
-    commit `core` (the core patches), with the configuration of
-    `build_dir`."""
+def head_sizes(build_dir, pristine, new):
+    """{kind: bytes} of KINDS in the checkout `pristine`, and
+    notifier_head's in the checkout `new` (with the core patches), with
+    the configuration of `build_dir`."""
     sizes = probe(build_dir, {k: f"sizeof({t})" for k, t in KINDS.items()},
-                  ("<linux/notifier.h>", "<linux/srcu.h>"), tree_path,
-                  pristine)
+                  ("<linux/notifier.h>", "<linux/srcu.h>"), pristine)
     sizes.update(probe(build_dir, {NEW[0]: f"sizeof({NEW[1]})"},
-                       ("<linux/notifier.h>",), tree_path, core))
+                       ("<linux/notifier.h>",), new))
     return sizes
 
 
@@ -140,42 +121,68 @@ def growth(sizes, declared):
     return sizes[NEW[0]] - sizes[declared]
 
 
-def arrays(tree_path, rev):
-    """The arrays of heads in the C files of `rev`: [{"file", "line",
-    "kind", "name", "dimension", "structure" (None at file scope)}]."""
+def arrays(tree_path):
+    """The arrays of heads in the C files of the checkout `tree_path`,
+    at file scope or in a structure (not in a function): [{"file",
+    "line", "kind", "name", "dimension", "structure" (None at file
+    scope)}]."""
     proc = subprocess.run(["git", "-C", tree_path, "grep", "-n", "-E",
-                           ARRAY_GREP, rev, "--", "*.c", "*.h"],
+                           ARRAY_GREP, "--", "*.c", "*.h"],
                           capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         raise Error(f"git grep in {tree_path} failed: {proc.stderr.strip()}")
     found = []
     for hit in proc.stdout.splitlines():
-        _, path, line, text = hit.split(":", 3)
+        path, line, text = hit.split(":", 2)
         m = ARRAY.search(text)
-        if not m or text.lstrip().startswith(("*", "//", "/*")):
+        if not m:
+            continue
+        if text.lstrip().startswith(("*", "//", "/*")):
+            continue
+        with open(os.path.join(tree_path, path), encoding="utf-8",
+                  errors="replace") as f:
+            where, structure = scope(f.read(), int(line))
+        if where == "local":
             continue
         found.append({"file": path, "line": int(line), "kind": m[1],
                       "name": m[2], "dimension": m[3].strip(),
-                      "structure": _structure(tree_path, rev, path,
-                                              int(line))})
+                      "structure": structure})
     return found
 
 
-def _structure(tree_path, rev, path, line):
-    """The structure whose member line `line` of `path` is, or None."""
-    text = tree.git(tree_path, "show", f"{rev}:{path}").splitlines()
-    for k in range(line - 1, -1, -1):
-        if text[k].startswith("}"):
-            return None
-        m = STRUCT.match(text[k])
-        if m:
-            return m[1]
-    return None
+# What scope() reads of C: comments, strings and characters (skipped),
+# braces, semicolons and newlines.
+CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'
+                  r"'(?:\\.|[^'\\\n])*'|[{};]|\n", re.S)
+
+
+def scope(text, line):
+    """Where line `line` of the C `text` is: ("file", None) at file scope,
+    ("struct", its name) in a structure, ("local", None) in a function or
+    an initialiser."""
+    opened, at, since = [], 1, 0
+    for m in CODE.finditer(text):
+        token = m.group()
+        at += token.count("\n")
+        if at > line:
+            break
+        if token == "{":
+            head = CODE.sub(" ", text[since:m.start()])
+            found = STRUCT_HEAD.search(head)
+            opened.append(found[1] if found else None)
+        elif token == "}" and opened:
+            opened.pop()
+        if token in "{};":
+            since = m.end()
+    if not opened:
+        return "file", None
+    return ("struct", opened[-1]) if opened[-1] else ("local", None)
 
 
 def array_count(build_dir, tree_path, array):
     """(the number of heads of `array`, None) or (None, why not): its
-    dimension computed by the compiler after the file's own text."""
+    dimension computed by the compiler after the file's own text, in the
+    checkout `tree_path` with the configuration of `build_dir`."""
     path = os.path.join(tree_path, array["file"])
     try:
         value = probe(build_dir, {"count": f"({array['dimension']})"},
@@ -239,12 +246,10 @@ def vmlinux_size(build_dir):
     return {"text": int(text), "data": int(data), "bss": int(bss)}
 
 
-def _size_build(kernel_tree, kver, name, commit, folder, jobs):
-    """vmlinux of `commit` in worktree size-<name>, configured with
-    SIZE_BASE and SIZE_FRAGMENT; returns its build folder."""
-    checkout = tree.worktree(kernel_tree, f"size-{name}")
-    tree.git(checkout.path, "checkout", "-q", "--detach", commit)
-    build_dir = os.path.join(os.path.dirname(kernel_tree.path),
+def _size_build(kver, checkout, name, folder, jobs):
+    """vmlinux of `checkout`, configured with SIZE_BASE and
+    SIZE_FRAGMENT; returns its build folder."""
+    build_dir = os.path.join(os.path.dirname(checkout.path),
                              f"build-{kver}-size-{name}")
     with Step(f"building the {name} vmlinux ({', '.join(SIZE_BASE)}, "
               f"{os.path.relpath(SIZE_FRAGMENT, tree.REPO)})"):
@@ -257,47 +262,56 @@ def _size_build(kernel_tree, kver, name, commit, folder, jobs):
 def measure(kver, work, out, jobs=None):
     """The record of bench.json's "memory": head sizes with and without
     lockdep, what the series adds (cost()) and the vmlinux sizes; what
-    could not be measured says why.  The build logs go to
-    out/<kver>/memory/."""
+    could not be measured says why.  The trees measured are named by
+    their git trees ("trees"), which the cover letter compares with its
+    own.  The build logs go to out/<kver>/memory/."""
     kernel_tree = tree.prepare(kver, work)
     path = kernel_tree.path
     jobs = distcc.build_jobs(jobs)
     final = os.path.join(out, kver, "memory")
     folder = output.stage(final)
-    rev = lambda ref: tree.git(path, "rev-parse", "-q", "--verify",  # noqa
-                               ref + "^{commit}", check=False).strip()
-    pristine, core, final = (rev(tree.PRISTINE), rev(patches.CORE_BRANCH),
-                             rev(patches.SERIES_BRANCH))
-    record = {"kernel": kernel_tree.version, "configs": {},
-              "not_measured": {}}
-    if not core:
+    commits = {name: tree.git(path, "rev-parse", "-q", "--verify",
+                              ref + "^{commit}", check=False).strip()
+               for name, ref in (("pristine", tree.PRISTINE),
+                                 ("core", patches.CORE_BRANCH),
+                                 ("series", patches.SERIES_BRANCH))}
+    if not commits["core"]:
         raise Error(f"{path} has no {patches.CORE_BRANCH} branch (make "
                     f"boot-test KVER={kver})")
-    plain = _size_build(kernel_tree, kver, "pristine", pristine, folder,
-                        jobs)
-    lockdep = boottest.build_folder(kernel_tree, arches.get(
-        arches.DEFAULT))
-    builds = {"without lockdep": plain, "with lockdep": lockdep}
+    record = {"kernel": kernel_tree.version, "configs": {},
+              "not_measured": {},
+              "trees": {name: tree_of(path, c) for name, c in
+                        commits.items() if c}}
+    pristine = tree.Tree(kver, classify.pristine_checkout(kernel_tree),
+                         kernel_tree.record)
+    new = tree.worktree(kernel_tree, "size-series")
+    tree.git(new.path, "checkout", "-q", "--detach",
+             commits["series"] or commits["core"])
+    plain = _size_build(kver, pristine, "pristine", folder, jobs)
+    builds = {"without lockdep": plain,
+              "with lockdep": boottest.build_folder(
+                  kernel_tree, arches.get(arches.DEFAULT))}
     _, entries = classification.load(classification.yaml_path(kver))
-    found = arrays(path, pristine)
-    for a in found:
-        a["count"], a["why"] = array_count(plain, path, a)
+    found = arrays(pristine.path)
     for config, build_dir in builds.items():
         if not os.path.exists(os.path.join(build_dir, OBJECT)):
             record["not_measured"][config] = (
-                f"no kernel built in {build_dir} (make boot-test "
-                f"KVER={kver})")
+                f"no {OBJECT} built in {build_dir}"
+                + (f" (make boot-test KVER={kver})"
+                   if build_dir != plain else ""))
             continue
-        with Step(f"head sizes {config} ({build_dir})"):
-            sizes = head_sizes(build_dir, path, pristine, core)
+        with Step(f"head sizes and arrays of heads {config} "
+                  f"({build_dir})"):
+            sizes = head_sizes(build_dir, pristine.path, new.path)
+            counted = [dict(a, **dict(zip(("count", "why"), array_count(
+                build_dir, pristine.path, a)))) for a in found]
         record["configs"][config] = dict(sizes=sizes, build=build_dir,
-                                         **cost(entries, sizes, found))
+                                         **cost(entries, sizes, counted))
     record["vmlinux"] = {"config": f"x86_64 {' '.join(SIZE_BASE)} and "
                          f"{os.path.relpath(SIZE_FRAGMENT, tree.REPO)}",
                          "pristine": vmlinux_size(plain)}
-    if final:
-        built = _size_build(kernel_tree, kver, "series", final, folder,
-                            jobs)
+    if commits["series"]:
+        built = _size_build(kver, new, "series", folder, jobs)
         record["vmlinux"]["series"] = vmlinux_size(built)
         record["vmlinux"]["data_bss_change"] = sum(
             record["vmlinux"]["series"][k] - record["vmlinux"]["pristine"][k]
@@ -310,6 +324,12 @@ def measure(kver, work, out, jobs=None):
     for line in lines(record):
         say("  " + line)
     return record
+
+
+def tree_of(path, commit):
+    """The git tree of `commit`: the same text gives the same tree, made
+    again or not."""
+    return tree.git(path, "rev-parse", commit + "^{tree}").strip()
 
 
 def lines(record):
