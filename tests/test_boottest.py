@@ -131,10 +131,6 @@ class KtapTest(unittest.TestCase):
             "notifier.priority_order_test.atomic": "FAIL"})
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class ChecksTest(unittest.TestCase):
     """A mutant's or a baseline's boot does not check the core patches
     again (boottest.run(checks=False))."""
@@ -176,3 +172,7 @@ class BuildFolderTest(unittest.TestCase):
             tree, x86, "notifier-series/unfixed"), "/w/build-6.1-unfixed")
         self.assertEqual(boottest.build_folder(
             tree, boottest.arches.get("powerpc")), "/w/build-6.1-powerpc")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -316,11 +316,28 @@ class SpatchCacheTest(unittest.TestCase):
             f.write("/* changed */\n")
         self.assertEqual(self.spatched()[0], ["runtime_init.c"])
 
-    def test_a_new_semantic_patch_runs_every_file(self):
+    def test_a_new_macro_file_runs_every_file(self):
         first, _ = self.spatched()
-        with mock.patch.object(convert, "_fixed",
-                               return_value=("another", set())):
+        macros = os.path.join(self.tmp, "macros.h")
+        shutil.copy(convert.MACROS, macros)
+        with mock.patch.object(convert, "MACROS", macros):
+            self.assertEqual(self.spatched()[0], [])
+            with open(macros, "a", encoding="utf-8") as f:
+                f.write("#define DEMO_UNUSED 1\n")
             self.assertEqual(self.spatched()[0], first)
+
+    def test_a_result_with_problems_is_not_kept(self):
+        real = convert._spatch
+
+        def timing_out(directory, path, env, scratch):
+            text, records, problems = real(directory, path, env, scratch)
+            if path == "runtime_init.c":
+                problems = [f"{path}: timeout"]
+            return text, records, problems
+
+        with mock.patch.object(convert, "_spatch", timing_out):
+            convert.convert(self.dir, self.yaml, jobs=2, cache=self.cache)
+        self.assertEqual(self.spatched()[0], ["runtime_init.c"])
 
     def test_the_same_text_elsewhere_is_another_key(self):
         fixed = ("f", set())

@@ -16,6 +16,7 @@ from unittest import mock
 
 from tests import tools_path  # noqa: F401
 from notifier_series import arches, distcc
+from notifier_series.progress import Error
 
 FILES = 8
 NEEDED = ("distcc", "distccd", "ccache", "gcc", "make")
@@ -63,9 +64,7 @@ class DistccTest(unittest.TestCase):
         self.hosts = " ".join(hosts)
         self.env = mock.patch.dict(os.environ, {
             "DISTCC_DIR": os.path.join(self.tmp, "client"),
-            "CCACHE_DIR": os.path.join(self.tmp, "ccache"),
-            # A refused job fails instead of compiling here.
-            "DISTCC_FALLBACK": "0"})
+            "CCACHE_DIR": os.path.join(self.tmp, "ccache")})
         self.env.start()
         self.addCleanup(self.env.stop)
         for name in ("DISTCC_HOSTS", "CCACHE_PREFIX", "DISTCC_BACKOFF_PERIOD"):
@@ -134,9 +133,11 @@ class DistccTest(unittest.TestCase):
         other = os.path.realpath(shutil.which("gcc"))
         self.assertNotIn(other, distcc.compilers())
         src = self.sources()
+        # Without the fallback to this machine, the refusal shows.
         proc = subprocess.run(["distcc", other, "-c", "-o", "f0.o",
                                "f0.c"], cwd=src, capture_output=True,
-                              text=True)
+                              text=True,
+                              env=dict(os.environ, DISTCC_FALLBACK="0"))
         self.assertNotEqual(proc.returncode, 0)
         self.assertEqual(self.compiled_on(), [0, 0])
         said = ""
@@ -144,6 +145,15 @@ class DistccTest(unittest.TestCase):
             with open(log, encoding="utf-8", errors="replace") as f:
                 said += f.read()
         self.assertIn(f"lookup of {other} in DISTCC_CMDLIST failed", said)
+
+    def test_a_host_that_does_not_answer_stops_the_run(self):
+        hosts = f"{self.hosts} 127.0.0.1:{free_port()}/4"
+        with self.assertRaisesRegex(Error, "do not answer: 127.0.0.1:"):
+            distcc.configure(hosts)
+        self.assertNotIn("CCACHE_PREFIX", os.environ)
+        self.assertEqual(distcc.tcp_hosts("a/8 b:3700/2,lzo localhost/2 "
+                                          "@c/4"),
+                         [("a", 3632), ("b", 3700)])
 
     def test_without_hosts_nothing_changes(self):
         self.assertIsNone(distcc.configure(None))

@@ -181,34 +181,38 @@ class CoverLetterTest(unittest.TestCase):
     def test_what_was_not_measured_says_how_to_measure_it(self):
         tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, tmp)
-        said = bench.costs(tmp, "6.1", "6.1.192")
+        said = bench.costs(tmp, "6.1", "6.1.192", "core", "tree")
         self.assertEqual(said, [
-            "The cost of a call was not measured on this tree (make bench "
-            "KVER=6.1).",
-            "The memory of the heads was not measured on this tree (make "
-            "bench KVER=6.1)."])
+            "The cost of a call was not measured on these core patches "
+            "(make bench KVER=6.1).",
+            "The memory of the heads was not measured on this series "
+            "(make bench KVER=6.1 --memory-only)."])
 
-    def test_a_measured_tree_is_quoted_and_another_is_not(self):
+    def test_only_what_measured_this_series_is_quoted(self):
         tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, tmp)
         os.makedirs(os.path.join(tmp, "6.1"))
         case = {"mode": "icount", "op": "call", "type": "atomic",
                 "callouts": 1, "readers": 1, "ratio": 1.012}
         memory = {"kernel": "6.1.192", "not_measured": {}, "configs": {},
+                  "trees": {"series": "tree"},
                   "vmlinux": {"config": "x86_64 defconfig",
                               "pristine": {"text": 1, "data": 100,
                                            "bss": 50},
                               "data_bss_change": 2680}}
         output.write_json(bench.path_of(tmp, "6.1"), {
-            "kernel_bench": {"kernel": "6.1.192", "cases": [case]},
+            "kernel_bench": {"kernel": "6.1.192", "core": "core",
+                             "cases": [case]},
             "memory": memory})
-        said = bench.costs(tmp, "6.1", "6.1.192")
+        said = bench.costs(tmp, "6.1", "6.1.192", "core", "tree")
         self.assertIn("atomic with 1 callouts x1.012", said[0])
         self.assertIn("data+bss 150 pristine, +2680 bytes with the series",
                       said[1])
-        self.assertEqual(len(bench.costs(tmp, "6.1", "6.1.200")), 2)
-        self.assertIn("not measured", bench.costs(tmp, "6.1",
-                                                  "6.1.200")[1])
+        for other in (("6.1.200", "core", "tree"),
+                      ("6.1.192", "other core", "other tree")):
+            said = bench.costs(tmp, "6.1", *other)
+            self.assertEqual(len(said), 2)
+            self.assertTrue(all("not measured" in s for s in said), said)
 
 
 class MeasureTest(unittest.TestCase):

@@ -11,7 +11,8 @@ import unittest
 
 from tests import tools_path  # noqa: F401
 from tests.fake_kernel import IDENT, git
-from notifier_series import checkpatch, memo, series, split
+from notifier_series import checkpatch, maintainers, memo, series, split
+from notifier_series.progress import Error
 
 CHECKPATCH = """#!/bin/sh
 echo "$1 $2 $3 $4 $5" >> "$(dirname "$0")/../checkpatch.calls"
@@ -105,19 +106,36 @@ class MemoTest(unittest.TestCase):
         self.assertEqual(self.calls("checkpatch.calls"), 3)
 
     def test_to_and_cc_of_a_patch_made_again(self):
+        state = maintainers.state(self.tree)
         to, cc = series.mail_headers(self.tree, self.patch(), self.cache,
-                                     "state")
+                                     state)
         self.assertEqual(to, ["Alice <alice@example.org>",
                               "Bob <bob@example.org>"])
         self.assertEqual(cc, ["list@vger.example.org"])
         self.assertEqual(self.calls("get_maintainer.calls"), 2)
         self.assertEqual(series.mail_headers(
             self.tree, self.patch(date="Wed, 9 Dec 2026 00:00:00 +0000"),
-            self.cache, "state"), (to, cc))
+            self.cache, maintainers.state(self.tree)), (to, cc))
         self.assertEqual(self.calls("get_maintainer.calls"), 2)
+        with open(os.path.join(self.tree, "MAINTAINERS"), "a") as f:
+            f.write("\nOTHER\nF:\tkernel/other.c\n")
         series.mail_headers(self.tree, self.patch(), self.cache,
-                            "another MAINTAINERS")
+                            maintainers.state(self.tree))
         self.assertEqual(self.calls("get_maintainer.calls"), 4)
+
+    def test_a_tool_that_failed_is_not_kept(self):
+        # A checkpatch.pl that dies before its verdict.
+        self.write("scripts/checkpatch.pl", CHECKPATCH.replace(
+            'echo "total', 'exit 2; echo "total'))
+        for _ in range(2):
+            report = checkpatch.run(self.tree, [self.patch()], 1,
+                                    self.cache)
+        self.assertEqual(report["errors"], 1)
+        self.assertEqual(self.calls("checkpatch.calls"), 2)
+        self.write("scripts/get_maintainer.pl", "exit 2;\n")
+        with self.assertRaisesRegex(Error, "get_maintainer.pl failed"):
+            series.mail_headers(self.tree, self.patch(), self.cache,
+                                maintainers.state(self.tree))
 
     def test_sections_of_files(self):
         files = ["kernel/demo.c"]

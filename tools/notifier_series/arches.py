@@ -16,6 +16,12 @@ COMMON_FRAGMENT = os.path.join(TOOLS, "boot-test.config")
 DEBUG_FRAGMENT = os.path.join(TOOLS, "debug.config")
 
 
+def cc(cross=""):
+    """make's CC for the compiler of CROSS_COMPILE `cross`, through ccache
+    when it is installed (and so through distcc with CCACHE_PREFIX)."""
+    return [f"CC=ccache {cross}gcc"] if shutil.which("ccache") else []
+
+
 @dataclass(frozen=True)
 class Arch:
     name: str           # as make's ARCH= and in file names
@@ -43,9 +49,7 @@ class Arch:
         args = [f"ARCH={self.name}"]
         if self.cross:
             args.append(f"CROSS_COMPILE={self.cross}")
-        if shutil.which("ccache"):
-            args.append(f"CC=ccache {self.cross}gcc")
-        return args
+        return args + cc(self.cross)
 
     def harness(self, kver):
         """Test-only patches this machine's kernels need, applied on top of

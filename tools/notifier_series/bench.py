@@ -6,7 +6,7 @@ out/<kver>/bench.json; the cover letter quotes the first two (costs())."""
 import datetime
 import os
 
-from . import headcost, kernel_bench, output, toolkit_bench, tree
+from . import distcc, headcost, kernel_bench, output, toolkit_bench, tree
 from .progress import say
 
 
@@ -25,28 +25,33 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
         record = output.read_json(path)
     now = datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")
-    if kernel:
-        record["kernel_bench"] = dict(
-            kernel_bench.run(kver, work, out, jobs, timeout), when=now)
-    if memory:
-        record["memory"] = dict(headcost.measure(kver, work, out, jobs),
-                                when=now)
-    if toolkit:
-        record["toolkit"] = dict(toolkit_bench.run(kver, work, out, jobs),
-                                 when=now)
-    output.write_json(path, record)
+    parts = (("kernel_bench", kernel, lambda: kernel_bench.run(
+                  kver, work, out, jobs, timeout)),
+             ("memory", memory, lambda: headcost.measure(kver, work, out,
+                                                         jobs)),
+             ("toolkit", toolkit, lambda: toolkit_bench.run(kver, work, out,
+                                                            jobs)))
+    for name, wanted, measure in parts:
+        if wanted:
+            # Written after each part: a later one that fails does not
+            # take the figures of the others with it.
+            record[name] = dict(measure(), when=now,
+                                distcc=os.environ.get(distcc.HOSTS))
+            output.write_json(path, record)
     say(f"benchmark figures in {path}")
     return 0
 
 
-def costs(out, kver, version):
+def costs(out, kver, version, core, series):
     """The cover letter's sentences on what the series costs, from
-    bench.json when it measured Linux `version`."""
+    bench.json when it measured Linux `version` with the core patches
+    of digest `core` (patches.digest()) and, for the memory, the series'
+    git tree `series`."""
     path = path_of(out, kver)
     record = output.read_json(path) if os.path.exists(path) else {}
     said = []
     calls = record.get("kernel_bench", {})
-    if calls.get("kernel") == version:
+    if calls.get("kernel") == version and calls.get("core") == core:
         ratios = [c for c in calls["cases"] if c["mode"] == "icount"
                   and c["op"] == "call" and c["readers"] == 1]
         said.append("Instructions per call against mainline's (QEMU's "
@@ -54,12 +59,13 @@ def costs(out, kver, version):
                         f"{c['type']} with {c['callouts']} callouts "
                         f"x{c['ratio']:.3f}" for c in ratios) + ".")
     else:
-        said.append("The cost of a call was not measured on this tree "
-                    f"(make bench KVER={kver}).")
+        said.append("The cost of a call was not measured on these core "
+                    f"patches (make bench KVER={kver}).")
     memory = record.get("memory", {})
-    if memory.get("kernel") == version:
+    if memory.get("kernel") == version and \
+            memory.get("trees", {}).get("series") == series:
         said += headcost.lines(memory)
     else:
         said.append("The memory of the heads was not measured on this "
-                    f"tree (make bench KVER={kver}).")
+                    f"series (make bench KVER={kver} --memory-only).")
     return said

@@ -174,10 +174,13 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
-    if worktree:
-        kernel_tree = tree.worktree(kernel_tree, worktree)
     core = core or patches.core_patches(kver)
     branch = branch or patches.CORE_BRANCH
+    if worktree:
+        # The core branch is made in the tree, which may have it checked
+        # out (git checks a branch out in one worktree at most).
+        patches.apply(kernel_tree, core, branch, checkout=False)
+        kernel_tree = tree.worktree(kernel_tree, worktree)
     extra = list(extra) + arch.harness(kver)
     # With extra patches the core branch is only made, not checked out:
     # they go on top of it, and a checkout would rewrite the files they

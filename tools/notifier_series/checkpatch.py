@@ -5,22 +5,19 @@ import os
 import re
 import subprocess
 
-from . import memo, tree
+from . import memo, patches, tree
 
 TOTAL = re.compile(r"total: (\d+) errors?, (\d+) warnings?, (?:(\d+) "
                    r"checks?, )?\d+ lines checked")
 
 
-def patch_text(patch):
-    """A patch file's text but its Date: line, which a commit made again
-    changes: what the checks of a patch depend on."""
-    with open(patch, "rb") as f:
-        return re.sub(rb"(?m)^Date: .*\n", b"", f.read(), count=1)
+ARGS = ("--strict", "--no-color", "--show-types")
+NO_VERDICT = "checkpatch.pl gave no verdict:\n"
 
 
 def run(tree_path, patch_files, jobs=1, cache=None):
     """{"errors", "warnings", "checks", "patches": {name: report}}.  With
-    a `cache` folder, a patch whose text (patch_text()) and tree (its
+    a `cache` folder, a patch whose text (patches.patch_text()) and tree (its
     checkpatch.pl and the files it reads) were checked before is not
     checked again."""
     # checkpatch calls scripts/spdxcheck.py, which needs Debian's python3.
@@ -30,18 +27,18 @@ def run(tree_path, patch_files, jobs=1, cache=None):
 
     def check(patch):
         proc = subprocess.run(
-            [os.path.join(tree_path, "scripts/checkpatch.pl"), "--strict",
-             "--no-color", "--show-types", patch],
-            cwd=tree_path, env=env, capture_output=True, text=True)
+            [os.path.join(tree_path, "scripts/checkpatch.pl")] + list(ARGS)
+            + [patch], cwd=tree_path, env=env, capture_output=True,
+            text=True)
         if TOTAL.search(proc.stdout):
             return proc.stdout
-        return "checkpatch.pl gave no verdict:\n" + proc.stdout + proc.stderr
+        return NO_VERDICT + proc.stdout + proc.stderr
 
     def checked(patch):
-        if not cache:
-            return check(patch)
-        digest = memo.key("checkpatch --strict", scripts, patch_text(patch))
-        return memo.cached(cache, digest, lambda: check(patch))
+        digest = memo.key("checkpatch.pl", *ARGS, scripts,
+                          patches.patch_text(patch))
+        return memo.cached(cache, digest, lambda: check(patch),
+                           keep=lambda report: TOTAL.search(report))
 
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         reports = list(pool.map(checked, patch_files))
@@ -55,4 +52,3 @@ def run(tree_path, patch_files, jobs=1, cache=None):
         totals["warnings"] += int(m.group(2))
         totals["checks"] += int(m.group(3) or 0)
     return totals
-

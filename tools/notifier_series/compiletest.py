@@ -15,6 +15,7 @@ import subprocess
 import time
 
 from . import kconfig
+from .arches import cc
 from .progress import Step, run_logged, say
 
 # Debug options of allmodconfig that only slow the compile-test down.
@@ -37,12 +38,6 @@ ELSEWHERE = ("arm64", "powerpc", "s390", "riscv", "arm", "mips", "sparc",
              "parisc", "sh", "alpha")
 
 
-def ccache(cross):
-    if not shutil.which("ccache"):
-        return []
-    return [f"CC=ccache {cross or ''}gcc"]
-
-
 def arch_of(path):
     parts = path.split("/")
     return parts[1] if parts[0] == "arch" and len(parts) > 2 else "x86"
@@ -52,7 +47,8 @@ def configure(kernel_path, build_dir, log, arch="x86_64", cross=None):
     """allmodconfig without the slow debug options, in `build_dir`."""
     os.makedirs(build_dir, exist_ok=True)
     args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross else [])
-    make = ["make", "-C", kernel_path, f"O={build_dir}"] + args + ccache(cross)
+    make = (["make", "-C", kernel_path, f"O={build_dir}"] + args
+            + cc(cross or ""))
     rc = run_logged(make + ["allmodconfig"], log, "allmodconfig")
     if rc != 0:
         return False
@@ -74,7 +70,7 @@ def build_objects(kernel_path, build_dir, files, jobs, log, label,
     start = time.time()
     args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross else [])
     cmd = (["make", "-C", kernel_path, f"O={build_dir}", f"-j{jobs}", "-k"]
-           + args + ccache(cross) + objects)
+           + args + cc(cross or "") + objects)
     run_logged(cmd, log, label)
     built = {}
     for f, o in zip(files, objects):

@@ -259,20 +259,36 @@ def _text(directory, path):
         return f.read()
 
 
+# How the conversion runs spatch on a file, and what of its messages is
+# a problem; both are part of the key of a kept result.
+SPATCH = ("spatch", "--very-quiet", "-D", "patch", "--no-includes",
+          "--macro-file", MACROS, "--timeout", str(TIMEOUT), "--sp-file",
+          SMPL)
+PROBLEM = re.compile(r"timeout|error|EXN|exception", re.I)
+# Where spatch reads options of its own: the folder it runs in, and home.
+COCCICONFIG = ".cocciconfig"
+
+
+def spatch_env(table_file=None):
+    """The environment spatch runs in: Debian's spatch and python3 first,
+    the class table in NOTIFIER_CLASSES."""
+    env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    if table_file:
+        env["NOTIFIER_CLASSES"] = table_file
+    return env
+
+
 def _spatch(directory, path, env, scratch):
     """(new text or None, records, problems) of one file."""
     out = os.path.join(scratch, path.replace("/", "__"))
-    cmd = ["spatch", "--very-quiet", "-D", "patch", "--no-includes",
-           "--macro-file", MACROS, "--timeout", str(TIMEOUT), "--sp-file",
-           SMPL, "-o", out, path]
+    cmd = list(SPATCH) + ["-o", out, path]
     proc = subprocess.run(cmd, cwd=directory, capture_output=True,
                           text=True, errors="replace",
                           env=dict(env, NOTIFIER_FILE=path))
     records = [json.loads(line[5:]) for line in proc.stdout.splitlines()
                if line.startswith("NSCV ")]
     problems = [f"{path}: {line.strip()}"
-                for line in proc.stderr.splitlines()
-                if re.search(r"timeout|error|EXN|exception", line, re.I)]
+                for line in proc.stderr.splitlines() if PROBLEM.search(line)]
     if proc.returncode != 0:
         problems.append(f"{path}: spatch exited {proc.returncode}")
     text = None
@@ -309,14 +325,24 @@ def spatch_key(directory, path, table, fixed):
                     json.dumps(relevant, sort_keys=True))
 
 
-def _fixed():
+def _fixed(directory, env):
     """(digest, identifiers of the macro file) of what every file's
-    result depends on."""
+    result depends on: the semantic patch, the macro file, spatch's
+    command line, version and .cocciconfig files, and what counts as a
+    problem."""
     with open(SMPL, "rb") as f, open(MACROS, "rb") as g:
         smpl, macros = f.read(), g.read()
-    version = subprocess.run(["spatch", "--version"],
-                             capture_output=True).stdout
-    return (memo.key(TIMEOUT, smpl, macros, version),
+    version = subprocess.run(["spatch", "--version"], capture_output=True,
+                             env=env).stdout
+    configs = b""
+    for folder in (directory, os.path.expanduser("~")):
+        try:
+            with open(os.path.join(folder, COCCICONFIG), "rb") as f:
+                configs += folder.encode() + b":" + f.read()
+        except OSError:
+            pass
+    return (memo.key(*SPATCH, smpl, macros, version, configs,
+                     PROBLEM.pattern),
             set(re.findall(rb"\w+", macros)))
 
 
@@ -324,7 +350,7 @@ def run_spatch(directory, files, table, jobs, cache=None):
     """{path: new text} of the files spatch changed, records, problems.
     With a `cache` folder, a file whose spatch_key() it holds is not
     given to spatch again; a result with problems is not kept."""
-    fixed = _fixed() if cache else None
+    fixed = _fixed(directory, spatch_env()) if cache else None
     keys = {p: spatch_key(directory, p, table, fixed) for p in files} \
         if cache else {}
     hits = {p: memo.get(cache, k) for p, k in keys.items()}
@@ -345,8 +371,7 @@ def run_spatch(directory, files, table, jobs, cache=None):
         classes = os.path.join(scratch, "classes.json")
         with open(classes, "w", encoding="utf-8") as f:
             json.dump(table, f)
-        env = dict(os.environ, NOTIFIER_CLASSES=classes,
-                   PATH="/usr/bin:" + os.environ.get("PATH", ""))
+        env = spatch_env(classes)
         start = shown = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             futures = {pool.submit(_spatch, directory, path, env, scratch):

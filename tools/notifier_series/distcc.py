@@ -11,12 +11,14 @@ and allows exactly these in the file its DISTCC_CMDLIST names
 
 import os
 import shutil
+import socket
 import subprocess
 
 from . import compiletest
 from .progress import Error, say
 
 HOSTS = "DISTCC_HOSTS"
+PORT = 3632     # distccd's
 
 
 def configure(hosts=None):
@@ -27,13 +29,43 @@ def configure(hosts=None):
     hosts = hosts or os.environ.get(HOSTS)
     if not hosts:
         return None
-    if not shutil.which("distcc"):
-        raise Error("--distcc needs distcc (tools/notifier-series deps)")
+    for tool in ("distcc", "ccache"):
+        if not shutil.which(tool):
+            raise Error(f"--distcc needs {tool} (tools/notifier-series "
+                        "deps)")
+    silent = [host for host in tcp_hosts(hosts) if not answers(*host)]
+    if silent:
+        # distcc would compile their jobs here, unseen.
+        raise Error("distcc hosts that do not answer: " + ", ".join(
+            f"{h}:{p}" for h, p in silent))
     os.environ[HOSTS] = hosts
     os.environ["CCACHE_PREFIX"] = "distcc"
     jobs = slots()
     say(f"distcc: compiling on {hosts} ({jobs} slots), through ccache")
     return jobs
+
+
+def tcp_hosts(hosts):
+    """(host, port) of each TCP host of distcc's host list `hosts`
+    (HOST[:PORT][/LIMIT][,OPTIONS]; localhost runs jobs here, and
+    @HOST over ssh is left to distcc)."""
+    found = []
+    for word in hosts.split():
+        spec = word.split("/")[0].split(",")[0]
+        if spec.startswith(("@", "--")) or spec in ("localhost", "+zeroconf"):
+            continue
+        host, _, port = spec.partition(":")
+        found.append((host, int(port or PORT)))
+    return found
+
+
+def answers(host, port, timeout=5):
+    """Whether something listens on `host`:`port`."""
+    try:
+        socket.create_connection((host, port), timeout).close()
+        return True
+    except OSError:
+        return False
 
 
 def slots():

@@ -220,6 +220,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200):
     if missing or not cases:
         raise Error(f"the kernels measured different cases: {missing}")
     record = {"kernel": kernel_tree.version,
+              "core": patches.digest(patches.core_patches(kver)),
               "config": os.path.relpath(FRAGMENT, tree.REPO),
               "qemu": commands, "unit": "ns of guest time per operation; "
               "under icount one instruction is one ns",

@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 
+from . import memo, tree
 from .progress import Error
 
 GET_MAINTAINER = ["perl", "scripts/get_maintainer.pl", "--no-git",
@@ -26,6 +27,21 @@ GET_MAINTAINER = ["perl", "scripts/get_maintainer.pl", "--no-git",
 # and Cc: lines) the same from run to run.
 PERL_ENV = dict(os.environ, PERL_HASH_SEED="0", PERL_PERTURB_KEYS="0")
 REST = "THE REST"
+
+
+def state(tree_path):
+    """What get_maintainer.pl's answers and the owner chosen here depend
+    on besides the file or patch asked about: the tree's scripts and
+    MAINTAINERS (tree.scripts_state()), the list of its files (patterns
+    that are folders, the narrowest owner), perl's version and this
+    module."""
+    files = subprocess.run(["git", "ls-files"], cwd=tree_path,
+                           capture_output=True, check=True).stdout
+    perl = subprocess.run(["perl", "-e", "print $^V"],
+                          capture_output=True).stdout
+    with open(__file__, "rb") as f:
+        return memo.key(tree.scripts_state(tree_path), files, perl,
+                        f.read(), *GET_MAINTAINER)
 
 
 def get_maintainer(tree_path, args):

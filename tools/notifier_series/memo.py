@@ -6,6 +6,7 @@ to delete: a missing or unreadable entry is computed again."""
 import hashlib
 import json
 import os
+import tempfile
 
 
 def key(*parts):
@@ -34,17 +35,25 @@ def put(folder, digest, value):
     """Keeps `value` (JSON) under `digest`, replacing the file whole."""
     path = _path(folder, digest)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".new", "w", encoding="utf-8") as f:
-        json.dump({"value": value}, f)
-    os.replace(path + ".new", path)
+    # A file of its own: two writers of one key may race.
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".new")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"value": value}, f)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
-def cached(folder, digest, compute):
-    """get(), or compute() kept with put(); no folder: compute()."""
+def cached(folder, digest, compute, keep=lambda value: True):
+    """get(), or compute() kept with put() when keep(value) (a result
+    that says its tool failed is not kept); no folder: compute()."""
     if folder is None:
         return compute()
     value = get(folder, digest)
     if value is None:
         value = compute()
-        put(folder, digest, value)
+        if keep(value):
+            put(folder, digest, value)
     return value

@@ -5,12 +5,28 @@ import os
 import re
 import subprocess
 
+from . import memo
 from .progress import Error, Step, say
 from .tree import PRISTINE, REPO, git, local_changes
 
 CORE_BRANCH = "notifier-series/core"
 # The series of make series: the core patches and the conversion.
 SERIES_BRANCH = "notifier-series/series"
+
+
+def patch_text(patch):
+    """A patch file's text but what a series made again changes and no
+    check reads: its Date: line, and its number in the series' subject
+    ([PATCH 12/114])."""
+    with open(patch, "rb") as f:
+        text = re.sub(rb"(?m)^Date: .*\n", b"", f.read(), count=1)
+    return re.sub(rb"(?m)^(Subject: \[PATCH) \d+/\d+\]", rb"\1]", text,
+                  count=1)
+
+
+def digest(files):
+    """One digest of the patches `files` (patch_text())."""
+    return memo.key(*(patch_text(f) for f in files))
 
 
 def core_patches(kver):

@@ -11,9 +11,9 @@ import time
 
 from . import (bench, boottest, checkpatch, classification, classify,
                compiletest, convert_tree, distcc, gate, maintainers, memo,
-               output, rulechecks, split, tree)
+               output, patches, rulechecks, split, tree)
 from .patches import SERIES_BRANCH as BRANCH, commit_ids, \
-    core_patches as patches_of_core, scratch_apply
+    core_patches as patches_of_core, patch_text, scratch_apply
 from .progress import Error, Step, say
 
 REMOVAL_SUBJECT = ("notifier: Remove the typed atomic and blocking notifier "
@@ -128,24 +128,27 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                REMOVAL_MESSAGE.format(subject=REMOVAL_SUBJECT), stage)
 
 
-def mail_headers(path, patch, cache=None, scripts=None):
+TO = ("--no-rolestats", "--separator", "\n", "--no-l")
+CC = ("--no-rolestats", "--separator", "\n", "--no-m", "--no-r")
+
+
+def mail_headers(path, patch, cache=None, state=None):
     """To: the maintainers and reviewers, Cc: the lists, from
     scripts/get_maintainer.pl on the patch; with a `cache` folder, kept
-    by the patch's text and the tree's `scripts` (tree.scripts_state())."""
+    by the patch's text and the tree's `state` (maintainers.state())."""
     def run(args):
-        proc = maintainers.get_maintainer(path, ["--no-rolestats",
-                                                 "--separator", "\n"]
-                                          + args + [patch])
+        proc = maintainers.get_maintainer(path, list(args) + [patch])
+        if proc.returncode:
+            raise Error(f"scripts/get_maintainer.pl failed on {patch}: "
+                        f"{proc.stderr.strip()}")
         return [a for a in proc.stdout.splitlines() if "@" in a]
 
     def headers():
-        to = run(["--no-l"])
-        return to, [a for a in run(["--no-m", "--no-r"]) if a not in to]
+        to = run(TO)
+        return to, [a for a in run(CC) if a not in to]
 
-    if not cache:
-        return headers()
-    digest = memo.key("get_maintainer", scripts,
-                      checkpatch.patch_text(patch))
+    digest = memo.key("get_maintainer.pl", *TO, *CC, state,
+                      patch_text(patch))
     return tuple(memo.cached(cache, digest, headers))
 
 
@@ -485,11 +488,11 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     cover = os.path.join(stage, names[0])
     with Step(f"To: and Cc: of {len(files)} patches "
               "(scripts/get_maintainer.pl)"):
-        scripts = tree.scripts_state(git)
+        state = maintainers.state(git)
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for patch, (to, cc) in zip(files, pool.map(
                     lambda p: mail_headers(git, p, tree.cache(
-                        kernel_tree, "get_maintainer"), scripts), files)):
+                        kernel_tree, "get_maintainer"), state), files)):
                 add_headers(patch, to, cc)
     report = {"kernel": kernel_tree.version, "patches": len(files),
               "subsystem_patches": len(groups),
@@ -551,7 +554,10 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
                  classify.rule_findings(kver, out, kernel_tree),
                  conversion.get("locks_removed", []),
                  conversion.get("unregister_added", []),
-                 bench.costs(out, kver, kernel_tree.version))
+                 bench.costs(out, kver, kernel_tree.version,
+                             patches.digest(patches_of_core(kver)),
+                             tree.git(git, "rev-parse",
+                                      BRANCH + "^{tree}").strip()))
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")

@@ -7,7 +7,7 @@ import os
 import re
 from collections import defaultdict
 
-from . import convert, maintainers, memo, tree
+from . import convert, maintainers, memo
 
 # Directory names that say nothing about the subsystem in a subject.
 GENERIC = {"kernel", "include", "linux", "asm", "cpu", "platforms",
@@ -17,11 +17,9 @@ SUBJECT = "Convert notifier chains to struct notifier_head"
 
 def subsystems(tree_path, paths, jobs, cache=None):
     """{path: the title of the MAINTAINERS section that owns it}; with a
-    `cache` folder, kept by the path, the tree's scripts and MAINTAINERS
-    (tree.scripts_state()) and the list of its files."""
+    `cache` folder, kept by the path and maintainers.state()."""
     owners = maintainers.Maintainers(tree_path)
-    state = cache and memo.key(tree.scripts_state(tree_path),
-                               "\n".join(owners.files()))
+    state = cache and maintainers.state(tree_path)
 
     def owner(path):
         return memo.cached(cache, memo.key("section", state, path),

@@ -257,15 +257,33 @@ def locked(tree, name):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+CONFIGS = (".checkpatch.conf", ".get_maintainer.conf",
+           ".get_maintainer.ignore")
+
+
 def scripts_state(path):
     """What the tree's own tools answer depends on besides their input
     (checkpatch.pl, get_maintainer.pl): the commit the tree was extracted
     as, and its scripts and the files they read as the checkout has them,
     by their blobs."""
     files = ("scripts", "LICENSES", "MAINTAINERS", "Documentation/process")
-    return (git(path, "rev-parse", PRISTINE)
-            + git(path, "ls-files", "-s", "--", *files)
-            + git(path, "diff", "HEAD", "--", *files))
+    state = (git(path, "rev-parse", PRISTINE)
+             + git(path, "ls-files", "-s", "--", *files)
+             + git(path, "diff", "HEAD", "--", *files)
+             + git(path, "status", "--porcelain", "--untracked-files=all",
+                   "--", *files))
+    # Their configuration files, where checkpatch.pl and get_maintainer.pl
+    # look for them.
+    for folder in (path, os.path.expanduser("~"),
+                   os.path.join(path, ".scripts")):
+        for name in CONFIGS:
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8",
+                          errors="replace") as f:
+                    state += f"{folder}/{name}:{f.read()}"
+            except OSError:
+                pass
+    return state
 
 
 def cache(tree, *names):
