@@ -44,6 +44,20 @@ class ApplyTest(unittest.TestCase):
         git(path, "branch", "-q", "-D", "scratch")
         return glob.glob(os.path.join(out, "*.patch"))
 
+    def patch_on(self, base, name, text, label):
+        """The format-patch of `text` appended to file `name` on top of
+        `base`; the tree is left back on `base`."""
+        path = self.tree.path
+        git(path, "checkout", "-q", "-B", "scratch", base)
+        with open(os.path.join(path, name), "a") as f:
+            f.write(text)
+        git(path, *IDENT, "commit", "-q", "-a", "-m", label)
+        out = os.path.join(self.tmp, label)
+        git(path, "format-patch", "-q", "-o", out, base)
+        git(path, "checkout", "-q", "--detach", base)
+        git(path, "branch", "-q", "-D", "scratch")
+        return glob.glob(os.path.join(out, "*.patch"))
+
     def notifier_c(self):
         with open(os.path.join(self.tree.path, "kernel/notifier.c")) as f:
             return f.read()
@@ -76,15 +90,7 @@ class ApplyTest(unittest.TestCase):
     def test_applies_on_top_of_another_branch(self):
         core = patches.apply(self.tree, self.patch)
         path = self.tree.path
-        git(path, "checkout", "-q", "-b", "scratch")
-        with open(os.path.join(path, "Makefile"), "a") as f:
-            f.write("# extra\n")
-        git(path, *IDENT, "commit", "-q", "-a", "-m", "extra")
-        out = os.path.join(self.tmp, "extra")
-        git(path, "format-patch", "-q", "-o", out, core)
-        git(path, "checkout", "-q", patches.CORE_BRANCH)
-        git(path, "branch", "-q", "-D", "scratch")
-        extra = glob.glob(os.path.join(out, "*.patch"))
+        extra = self.patch_on(core, "Makefile", "# extra\n", "extra")
         head = patches.apply(self.tree, extra, "notifier-series/extra",
                              patches.CORE_BRANCH)
         self.assertEqual(git(path, "rev-parse", "HEAD~1").strip(), core)
@@ -98,17 +104,9 @@ class ApplyTest(unittest.TestCase):
         # the file the extra patch touches keeps its time, so it does not
         # rebuild.
         core = patches.apply(self.tree, self.patch)
-        path = self.tree.path
-        git(path, "checkout", "-q", "-b", "scratch")
-        c = os.path.join(path, "kernel/notifier.c")
-        with open(c, "a") as f:
-            f.write("/* extra */\n")
-        git(path, *IDENT, "commit", "-q", "-a", "-m", "extra")
-        out = os.path.join(self.tmp, "extra")
-        git(path, "format-patch", "-q", "-o", out, core)
-        git(path, "checkout", "-q", patches.CORE_BRANCH)
-        git(path, "branch", "-q", "-D", "scratch")
-        extra = glob.glob(os.path.join(out, "*.patch"))
+        c = os.path.join(self.tree.path, "kernel/notifier.c")
+        extra = self.patch_on(core, "kernel/notifier.c", "/* extra */\n",
+                              "extra")
         branch = "notifier-series/extra"
         patches.apply(self.tree, extra, branch, patches.CORE_BRANCH)
         # Back in time, so that a rewrite shows whatever the clock's tick.
@@ -126,21 +124,14 @@ class ApplyTest(unittest.TestCase):
         # the first leaves it, is not rewritten for make, the Makefile
         # the second changes is.
         path = self.tree.path
-        git(path, "checkout", "-q", "-B", "scratch", "pristine")
-        with open(os.path.join(path, "Makefile"), "a") as f:
-            f.write("# one\n")
-        git(path, *IDENT, "commit", "-q", "-a", "-m", "two")
-        two = os.path.join(self.tmp, "two")
-        git(path, "format-patch", "-q", "-o", two, "pristine")
-        git(path, "checkout", "-q", "pristine")
-        git(path, "branch", "-q", "-D", "scratch")
-        patches.apply(self.tree, self.patch + glob.glob(two + "/*.patch"))
+        two = self.patch_on("pristine", "Makefile", "# one\n", "two")
+        patches.apply(self.tree, self.patch + two)
         c = os.path.join(path, "kernel/notifier.c")
         make = os.path.join(path, "Makefile")
         for f in (c, make):
             os.utime(f, ns=(PAST, PAST))
         times = os.stat(c).st_mtime_ns, os.stat(make).st_mtime_ns
-        with open(glob.glob(two + "/*.patch")[0]) as f:
+        with open(two[0]) as f:
             text = f.read()
         other = os.path.join(self.tmp, "other.patch")
         with open(other, "w") as f:
