@@ -66,7 +66,7 @@ check: deps
 	$(NS) check
 
 # The checks that do not fit in make check's 45 minutes on a fresh machine
-# (the torture baseline, the classification and series of 6.12); the
-# README quotes their last run.
+# (the mutation test and the torture baseline of 6.1, the classification
+# and series of 6.12); the README quotes their last run.
 check-more: deps
 	$(NS) check --more

@@ -20,7 +20,6 @@ UNIT_TESTS = ("python3", "-m", "unittest", "discover", "-b", "-s", "tests",
 STEPS = (
     UNIT_TESTS,
     ("boot-test", "6.1"),
-    ("mutation-test", "6.1"),
     ("classify", "6.1"),
     ("series", "6.1", "--compile-arches", "x86"),
     ("boot-test", "6.12"),
@@ -28,6 +27,7 @@ STEPS = (
 # What does not fit: `make check-more` (README, "What make check runs",
 # which quotes its last run).
 MORE = (
+    ("mutation-test", "6.1"),
     ("torture-baseline", "6.1"),
     ("classify", "6.12"),
     ("series", "6.12", "--compile-arches", "x86"),
