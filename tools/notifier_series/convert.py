@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from . import classification, memo
+from . import classification, evidence, memo
 from .progress import Error, say
 from .tree import REPO
 
@@ -332,8 +332,7 @@ def _fixed(directory, env):
     problem."""
     with open(SMPL, "rb") as f, open(MACROS, "rb") as g:
         smpl, macros = f.read(), g.read()
-    version = subprocess.run(["spatch", "--version"], capture_output=True,
-                             env=env).stdout
+    version = evidence.spatch_version(env)
     configs = b""
     for folder in (directory, os.path.expanduser("~")):
         try:
