@@ -338,3 +338,38 @@ out:
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LinkedGraphKeptTest(unittest.TestCase):
+    """The linked graph of a checkout is loaded whole for the same files
+    and code, and linked again when a file or the code changes."""
+
+    def test_kept_for_the_same_files_only(self):
+        from unittest import mock
+        from tests.fake_kernel import make_tarball
+        from notifier_series import classify, tree
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        kernel = tree.prepare("9.9", os.path.join(tmp, "work"),
+                              make_tarball(tmp, extra={
+                                  "a.c": "void f(void) { g(); }\n"}))
+        linked = []
+        real = classify.callgraph.Graph._link
+
+        def link(graph):
+            linked.append(1)
+            return real(graph)
+        with mock.patch.object(classify.callgraph.Graph, "_link", link):
+            first, _ = classify.build_graph(kernel, kernel.path, 1, "t")
+            second, _ = classify.build_graph(kernel, kernel.path, 1, "t")
+            self.assertEqual(len(linked), 1)
+            self.assertEqual(second.name, first.name)
+            with open(os.path.join(kernel.path, "a.c"), "a") as f:
+                f.write("void h(void) { f(); }\n")
+            third, _ = classify.build_graph(kernel, kernel.path, 1, "t")
+            self.assertEqual(len(linked), 2)
+            self.assertIn("h", third.name)
+            with mock.patch.object(classify.tree, "code_state",
+                                   lambda: "other code"):
+                classify.build_graph(kernel, kernel.path, 1, "t")
+            self.assertEqual(len(linked), 3)

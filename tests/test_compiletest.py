@@ -135,6 +135,90 @@ class ElsewhereTest(unittest.TestCase):
             "only on x86"))
 
 
+class CacheTest(unittest.TestCase):
+    """The compile-test's answer is kept for the same trees, files,
+    architectures, compilers and environment, and for nothing else."""
+    CONFIGS, MAKEFILE = ElsewhereTest.CONFIGS, ElsewhereTest.MAKEFILE
+
+    def setUp(self):
+        ElsewhereTest.setUp(self)
+        from unittest import mock
+        from tests.fake_kernel import IDENT, git
+        self.runs = 0
+        real = compiletest.run
+
+        def counted(*args, **kwargs):
+            self.runs += 1
+            return real(*args, **kwargs)
+        patcher = mock.patch.object(compiletest, "run", counted)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.git = lambda *args: git(*args)
+        for tree in ("series", "pristine"):
+            path = os.path.join(self.tmp, tree)
+            git(path, "init", "-q")
+            git(path, "add", "-A")
+            git(path, *IDENT, "commit", "-q", "-m", tree)
+        self.cache = os.path.join(self.tmp, "cache")
+
+    def run_it(self, files=("drivers/s390/char/plain.c",), arches=None):
+        class Tree:
+            path = os.path.join(self.tmp, "series")
+        log = os.path.join(self.tmp, "log")
+        with open(log, "w", encoding="utf-8") as f:
+            f.write(f"log of run {self.runs + 1}\n")
+        return compiletest.cached_run(self.cache, Tree, list(files),
+                                      os.path.join(self.tmp, "build"),
+                                      os.path.join(self.tmp, "pristine"),
+                                      log, 1, arches)
+
+    def test_the_same_inputs_are_answered_from_the_cache(self):
+        from unittest import mock
+        from tests.fake_kernel import IDENT
+        first = self.run_it()
+        self.assertEqual(self.run_it(), first)
+        self.assertEqual(self.runs, 1)
+        with open(os.path.join(self.tmp, "log"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), "log of run 1\n")
+        self.run_it(files=("drivers/s390/char/con3215.c",))
+        self.assertEqual(self.runs, 2)
+        self.run_it(arches={"x86"})
+        self.assertEqual(self.runs, 3)
+        with mock.patch.dict(os.environ, {"KCFLAGS": "-O1"}):
+            self.run_it()
+        self.assertEqual(self.runs, 4)
+        series = os.path.join(self.tmp, "series")
+        with open(os.path.join(series, "drivers", "s390", "char",
+                               "Makefile"), "a", encoding="utf-8") as f:
+            f.write("# changed\n")
+        self.run_it()           # not committed: run, and not kept
+        self.run_it()
+        self.assertEqual(self.runs, 6)
+        self.git(series, *IDENT, "commit", "-q", "-a", "-m", "changed")
+        self.run_it()
+        self.run_it()
+        self.assertEqual(self.runs, 7)
+        # A compiler of another version, on the same PATH.
+        folder = os.path.join(self.tmp, "bin")
+        os.makedirs(folder)
+        gcc = os.path.join(folder, "fake-gcc")
+        with mock.patch.object(compiletest, "toolchain", lambda arch: (
+                "x86_64", "fake-") if arch == "x86" else None), \
+                mock.patch.dict(os.environ, {
+                    "PATH": folder + os.pathsep + os.environ["PATH"]}):
+            for version in (1, 1, 2):
+                with open(gcc, "w", encoding="utf-8") as f:
+                    f.write(f"#!/bin/sh\necho fake-gcc {version}\n")
+                os.chmod(gcc, 0o755)
+                self.run_it()
+        self.assertEqual(self.runs, 9)
+
+    def test_an_answer_with_a_failure_is_not_kept(self):
+        self.run_it(files=("drivers/s390/char/broken.c",))
+        self.run_it(files=("drivers/s390/char/broken.c",))
+        self.assertEqual(self.runs, 2)
+
+
 class RaceTest(unittest.TestCase):
     """An object that parallel jobs failed to build (um compiles each
     single target twice, and -j2 races) is built again by one job, and

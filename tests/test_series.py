@@ -8,7 +8,8 @@ import shutil
 import tempfile
 import unittest
 
-from tools.notifier_series import output, series, split
+from tests.fake_kernel import IDENT, git as fake_git, make_tarball
+from tools.notifier_series import output, series, split, tree
 from tools.notifier_series.classification import Entry
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,6 +128,7 @@ class MessageTest(unittest.TestCase):
 
 class RecordBisectTest(unittest.TestCase):
     REPORT = {"patches": 2, "patch_ids": ["a", "b"], "applies": True,
+              "b4_applies": True,
               "checkpatch": {"errors": 0, "warnings": 0, "checks": 0},
               "checkpatch_errors": 0, "typed_api_left": [],
               "compile_test": {"compiled": 1, "touched": 1,
@@ -207,6 +209,12 @@ class GreenTest(unittest.TestCase):
         report["violations"] = dict(report["violations"], open=1)
         self.assertFalse(series.green(report))
         self.assertIn("1 open", series.summary_lines(report)[0])
+
+    def test_b4_messages_that_do_not_apply_are_not_green(self):
+        report = dict(RecordBisectTest.REPORT, b4_applies=False)
+        self.assertFalse(series.green(report))
+        del report["b4_applies"]        # a report of before the b4 branch
+        self.assertFalse(series.green(report))
 
     def test_a_path_awaiting_triage_is_not_green(self):
         report = dict(RecordBisectTest.REPORT)
@@ -307,3 +315,80 @@ class CoverLetterTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+COMPAT_BLOCK = """
+/*
+ * The typed atomic and blocking API of before struct notifier_head.
+ */
+#define atomic_notifier_call_chain_is_empty(nh) 0
+"""
+
+
+class CommitGroupsTest(unittest.TestCase):
+    """The subsystem commits are made on a scratch index: the checkout
+    ends on the series with the files it already had left alone."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        notifier_h = "int notifier_chain_register(void);\n" + COMPAT_BLOCK
+        files = {"include/linux/notifier.h": notifier_h,
+                 "a/a.c": "int a;\n", "b/b.c": "int b;\n",
+                 "c/c.c": "int c;\n"}
+        self.kernel = tree.prepare("9.9", os.path.join(self.tmp, "work"),
+                                   make_tarball(self.tmp, extra=files))
+        self.git = self.kernel.path
+        self.core = fake_git(self.git, "rev-parse", "pristine").strip()
+        fake_git(self.git, "checkout", "-q", "-b", "notifier-series/convert")
+        for name in ("a/a.c", "b/b.c"):
+            with open(os.path.join(self.git, name), "a") as f:
+                f.write("int converted;\n")
+        fake_git(self.git, *IDENT, "commit", "-q", "-a", "-m", "convert")
+        self.converted = fake_git(self.git, "rev-parse", "HEAD").strip()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_commits_add_up_and_the_checkout_keeps_its_files(self):
+        text = "a: Convert\n\n# not a comment in a patch  \nBody.\n\n\n"
+        before = {n: os.stat(os.path.join(self.git, n)).st_mtime_ns
+                  for n in ("a/a.c", "b/b.c", "c/c.c")}
+        stage = os.path.join(self.tmp, "stage")
+        os.makedirs(stage)
+        real = split.message
+        split.message = lambda *args: text
+        try:
+            series._commit_groups(self.git, self.core, self.converted,
+                                  [("A", ["a/a.c"]), ("B", ["b/b.c"])], [],
+                                  [], {}, [], [], "9.9", stage)
+        finally:
+            split.message = real
+        log = fake_git(self.git, "log", "--format=%s", "pristine..HEAD")
+        self.assertEqual(log.splitlines(), [series.REMOVAL_SUBJECT,
+                                            "a: Convert", "a: Convert"])
+        self.assertEqual(fake_git(self.git, "rev-parse",
+                                  "--abbrev-ref", "HEAD").strip(),
+                         series.BRANCH)
+        self.assertEqual(fake_git(self.git, "diff", "--name-only",
+                                  self.converted, "HEAD").split(),
+                         ["include/linux/notifier.h"])
+        self.assertNotIn("atomic_notifier", fake_git(
+            self.git, "show", "HEAD:include/linux/notifier.h"))
+        self.assertEqual(fake_git(self.git, "status", "--porcelain",
+                                  "--untracked-files=no"), "")
+        self.assertEqual(os.listdir(stage), [])
+        # Each commit touches its group's files only.
+        self.assertEqual(fake_git(self.git, "diff", "--name-only",
+                                  "HEAD~3", "HEAD~2").split(), ["a/a.c"])
+        # The message is the one git commit -s -F writes.
+        with open(os.path.join(stage, "m"), "w") as f:
+            f.write(text)
+        fake_git(self.git, "commit", "-q", "--allow-empty", "-s", "-F",
+                 os.path.join(stage, "m"))
+        self.assertEqual(fake_git(self.git, "log", "-1", "--format=%B",
+                                  "HEAD~3"),
+                         fake_git(self.git, "log", "-1", "--format=%B"))
+        for name, mtime in before.items():
+            with self.subTest(name):
+                self.assertEqual(os.stat(os.path.join(
+                    self.git, name)).st_mtime_ns, mtime)

@@ -2,16 +2,16 @@
 chains, the proposed class of each, the rule checks, the reviewed YAML of
 classify/ checked against the tree, and the audit report."""
 
-import glob
 import hashlib
 import json
 import os
+import pickle
 import re
 import time
 from collections import Counter
 
-from . import (callgraph, chains, classification, evidence, gate, output,
-               paths, rulechecks, runtime, tree)
+from . import (callgraph, chains, classification, evidence, gate, memo,
+               output, paths, rulechecks, runtime, tree)
 from .progress import Error, Step, say
 
 FOLDER = classification.FOLDER
@@ -53,19 +53,56 @@ def callgraph_cache(kernel_tree):
 
 def build_graph(kernel_tree, source, jobs, what):
     """(callgraph.Graph, figures) of the checkout `source`, its facts
-    read again only for the files that changed since the last run."""
+    read again only for the files that changed since the last run; the
+    linked graph of the same files (by blob) and code is loaded whole."""
     with Step(f"call graph of {what}"):
+        key = memo.key("linked", callgraph.extractor_hash(),
+                       tree.code_state(), *sorted(
+                           f"{p} {b}" for p, b in
+                           callgraph.source_files(source).items()))
+        kept = tree.cache(kernel_tree, "linked",
+                          os.path.basename(source) + ".pickle")
+        started = time.monotonic()
+        graph, figures = _load_linked(kept, key)
+        if graph is not None:
+            say(f"    the linked graph of the same files, loaded from "
+                f"{kept} in {time.monotonic() - started:.1f}s: "
+                f"{figures['functions']} functions, {figures['calls']} "
+                "calls")
+            return graph, figures
         facts, figures = callgraph.index(source, callgraph_cache(
             kernel_tree), jobs)
         started = time.monotonic()
         graph = callgraph.Graph(facts)
         figures["link_seconds"] = round(time.monotonic() - started, 1)
         figures.update(graph.size())
+        _keep_linked(kept, key, graph, figures)
     say(f"    {figures['files']} files ({figures['read']} read again, "
         f"{figures['megabytes_read']} MB) in {figures['index_seconds']}s, "
         f"linked in {figures['link_seconds']}s: {figures['functions']} "
         f"functions, {figures['calls']} calls")
     return graph, figures
+
+
+def _load_linked(path, key):
+    """(graph, figures) kept in `path` under `key`, or (None, None)."""
+    try:
+        with open(path, "rb") as f:
+            if pickle.load(f) != key:
+                return None, None
+            return pickle.load(f)
+    except (OSError, EOFError, pickle.PickleError, AttributeError,
+            ValueError):
+        return None, None
+
+
+def _keep_linked(path, key, graph, figures):
+    """Keeps the linked graph of one checkout, replacing the last."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".new", "wb") as f:
+        pickle.dump(key, f)
+        pickle.dump((graph, figures), f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(path + ".new", path)
 
 
 def gate_cache(kernel_tree):
@@ -81,9 +118,8 @@ def gate_stamp(kver, kernel_tree, depth):
     h = hashlib.sha256(f"{depth} {evidence.spatch_version(None)} ".encode())
     h.update(tree.git(kernel_tree.path, "rev-parse",
                       tree.PRISTINE + "^{commit}").encode())
-    code = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "*.py"))
-                  + glob.glob(os.path.join(tree.REPO, "cocci", "*")))
-    for path in [yaml_path(kver)] + gate.fix_patches(kver) + code:
+    h.update(tree.code_state().encode())
+    for path in [yaml_path(kver)] + gate.fix_patches(kver):
         h.update(f"{os.path.relpath(path, tree.REPO)} "
                  f"{tree.sha256(path)}\n".encode())
     return h.hexdigest()

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 
-from . import kconfig
+from . import kconfig, memo, tree
 from .arches import cc
 from .progress import Step, run_logged, say
 
@@ -193,6 +193,52 @@ class CompileTest:
                                + (f" ({symbol}={values.get(symbol)})"
                                   if symbol else ""), None)
         return [f for f in group if built[f]], left
+
+
+def state(kernel_path, pristine, files, arches):
+    """What the compile-test's answer depends on: the content of both
+    trees, the files, the architectures, each compiler's version, what
+    the environment gives make, and the toolkit's code; None when a tree
+    has changes that are not committed (then nothing is kept)."""
+    parts = [tree.code_state(), " ".join(sorted(files)), repr(arches)]
+    for path in (kernel_path, pristine):
+        if tree.git(path, "status", "--porcelain", "--untracked-files=no"):
+            return None
+        parts.append(tree.git(path, "rev-parse", "HEAD^{tree}"))
+    for arch in sorted(set(CROSS) | {"x86"}):
+        chain = toolchain(arch)
+        if chain:
+            parts.append(subprocess.run(
+                [(chain[1] or "") + "gcc", "--version"], capture_output=True,
+                text=True).stdout)
+    parts += sorted(f"{k}={v}" for k, v in os.environ.items()
+                    if k.startswith(("K", "ARCH", "CROSS", "CC", "HOST",
+                                     "PATH", "LLVM")))
+    return memo.key(*parts)
+
+
+def cached_run(cache, kernel_tree, files, build_dir, pristine, log, jobs,
+               arches=None):
+    """run(), or its answer and log from `cache` for the same state();
+    only answers without a failure are kept."""
+    digest = state(kernel_tree.path, pristine, files, arches)
+    kept = memo.get(cache, digest) if digest else None
+    if kept:
+        with open(log, "w", encoding="utf-8") as f:
+            f.write(kept["log"])
+        say(f"    compile-test: the answer of the same trees and compilers "
+            f"(cache {cache}): {kept['result']['compiled']}/"
+            f"{kept['result']['touched']} touched files compiled, "
+            f"{len(kept['result']['failed'])} broken by the series")
+        return kept["result"]
+    result = run(kernel_tree, files, build_dir, pristine, log, jobs, arches)
+    # A failure may be the machine's (a killed compiler): never kept.
+    if digest and not result["failed"] and not any(
+            "allmodconfig failed" in n["why"]
+            for n in result["not_compiled"]):
+        with open(log, encoding="utf-8", errors="replace") as f:
+            memo.put(cache, digest, {"result": result, "log": f.read()})
+    return result
 
 
 def run(kernel_tree, files, build_dir, pristine, log, jobs, arches=None):

@@ -15,6 +15,8 @@ PACKAGES = [
     "cpio", "ccache", "perl", "git",
     # spreading the builds over a farm (--distcc)
     "distcc",
+    # the series as a b4 branch (git-filter-repo: b4 prep --edit-cover)
+    "b4", "git-filter-repo",
     # checking and converting
     "coccinelle", "sparse", "python3-yaml", "python3-ply", "python3-git",
     # the runtime test's guest userland, and depmod for its modules

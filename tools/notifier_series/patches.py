@@ -1,5 +1,6 @@
 """The hand-written core patches, applied with git am onto a tree."""
 
+import contextlib
 import glob
 import os
 import re
@@ -69,9 +70,14 @@ def patch_id_of(patch):
 
 
 def commit_ids(path, base, branch):
-    """The stable patch-ids of the commits base..branch, in order."""
+    """The stable patch-ids of the commits base..branch, in order (None
+    for a commit that changes nothing)."""
     commits = git(path, "rev-list", "--reverse", f"{base}..{branch}").split()
-    return [_patch_id(git(path, "show", "--format=", c)) for c in commits]
+    ids = dict(reversed(line.split()) for line in subprocess.run(
+        ["git", "patch-id", "--stable"], input=git(
+            path, "log", "-p", "--format=commit %H", f"{base}..{branch}"),
+        capture_output=True, text=True, check=True).stdout.splitlines())
+    return [ids.get(c) for c in commits]
 
 
 def scratch_apply(path, base, patches):
@@ -120,21 +126,35 @@ def apply(tree, patches, branch=CORE_BRANCH, base=PRISTINE, checkout=True):
             git(tree.path, "checkout", "-q", branch)
             say(f"    {branch} already holds {listed}")
         else:
-            before = _stamps(tree.path, base)
-            git(tree.path, "checkout", "-q", "-B", branch, base)
-            proc = subprocess.run(["git", "-C", tree.path, "am", "-q",
-                                   "--no-3way"] + patches,
-                                  stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True) \
-                if patches else None
-            if proc and proc.returncode != 0:
-                subprocess.run(["git", "-C", tree.path, "am", "--abort"],
-                               capture_output=True)
-                raise Error("git am failed on Linux "
-                            f"{tree.version}:\n{proc.stdout}{proc.stderr}")
-            _restore(tree.path, base, before)
+            with stamps_kept(tree.path, base):
+                git(tree.path, "checkout", "-q", "-B", branch, base)
+                proc = subprocess.run(["git", "-C", tree.path, "am", "-q",
+                                       "--no-3way"] + patches,
+                                      stdin=subprocess.DEVNULL,
+                                      capture_output=True, text=True) \
+                    if patches else None
+                if proc and proc.returncode != 0:
+                    subprocess.run(["git", "-C", tree.path, "am", "--abort"],
+                                   capture_output=True)
+                    raise Error("git am failed on Linux "
+                                f"{tree.version}:\n{proc.stdout}"
+                                f"{proc.stderr}")
             say(f"    applied {listed or 'nothing'}")
         return git(tree.path, "rev-parse", "HEAD").strip()
+
+
+@contextlib.contextmanager
+def stamps_kept(path, base=PRISTINE):
+    """Whatever the checkouts inside do, a file that ends with the text it
+    had on the way in (and differs from `base`) gets back its time then,
+    so that make does not rebuild what was built from the same text.
+    Safe because no build runs inside: a build older than that time was
+    made from that text."""
+    before = _stamps(path, base)
+    try:
+        yield
+    finally:
+        _restore(path, base, before)
 
 
 def _stamps(path, base):

@@ -1,21 +1,26 @@
 """The main job: from the pristine tree to a finished, checked series in
 out/<kver>/series/: the core patches, the conversion split per subsystem,
 the removal of the typed API, a cover letter, and report.json with the
-checks' results."""
+checks' results; in the tree, the series as a b4 branch whose revision
+moves on when its patches change (mail.py), and for a newer version the
+port report of the older one's series (port.py)."""
 
 import concurrent.futures
 import json
 import os
 import re
+import shutil
 import time
 
 from . import (bench, boottest, checkpatch, classification, classify,
-               compiletest, convert_tree, distcc, gate, maintainers, memo,
-               output, patches, rulechecks, split, tree)
+               compiletest, convert_tree, distcc, gate, mail, maintainers,
+               memo, output, patches, port, rulechecks, split, tree)
 from .patches import SERIES_BRANCH as BRANCH, commit_ids, \
     core_patches as patches_of_core, patch_text, scratch_apply
 from .progress import Error, Step, say
 
+# The classification a revision was made from, beside its patches.
+CLASSIFICATION = "classification.yaml"
 REMOVAL_SUBJECT = ("notifier: Remove the typed atomic and blocking notifier "
                    "API")
 COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
@@ -24,26 +29,32 @@ COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
                     re.S)
 
 
-def commit(path, files, text, stage):
-    msg = os.path.join(stage, ".message")
-    with open(msg, "w", encoding="utf-8") as f:
-        f.write(text)
-    tree.git(path, "add", "-f", "--", *files)
-    tree.git(path, "commit", "-q", "--no-verify", "-s", "-F", msg)
-    os.unlink(msg)
+def commit(path, parent, text, env):
+    """Commits the index of `env` on `parent` with the message that `git
+    commit -s -F` would write, without touching the checkout; returns the
+    commit."""
+    text = tree.git(path, "stripspace", input=text)
+    text = tree.git(path, "interpret-trailers", "--trailer",
+                    "Signed-off-by: " + tree.git(
+                        path, "var", "GIT_COMMITTER_IDENT").rsplit(" ", 2)[0],
+                    input=text)
+    return tree.git(path, "commit-tree", tree.git(
+        path, "write-tree", env=env).strip(), "-p", parent, "-F", "-",
+        input=text).strip()
 
 
-def remove_compat(path):
-    """Removes the compatibility block from <linux/notifier.h>."""
-    header = os.path.join(path, "include", "linux", "notifier.h")
-    with open(header, encoding="utf-8") as f:
-        text = f.read()
-    new, count = COMPAT.subn("\n", text)
+def remove_compat(path, commit, env):
+    """Stages <linux/notifier.h> of `commit` without its compatibility
+    block in the index of `env`."""
+    name = "include/linux/notifier.h"
+    new, count = COMPAT.subn("\n", tree.git(path, "show",
+                                            f"{commit}:{name}"))
     if count != 1:
-        raise Error(f"{header}: the compatibility block of the core patch "
-                    "was not found")
-    with open(header, "w", encoding="utf-8") as f:
-        f.write(new)
+        raise Error(f"{name} of {commit}: the compatibility block of the "
+                    "core patch was not found")
+    tree.git(path, "update-index", "--cacheinfo", "100644," + tree.git(
+        path, "hash-object", "-w", "--stdin", input=new).strip() + ","
+        + name, env=env)
 
 
 REMOVAL_MESSAGE = """\
@@ -57,7 +68,14 @@ remove the compatibility macros that mapped them onto struct notifier_head.
 
 def build_series(kver, work, out, jobs, stage):
     """Makes BRANCH: core patches, one conversion commit per subsystem,
-    the removal; returns (tree, core, groups, conversion report)."""
+    the removal; returns (tree, core, groups, conversion report).  The
+    files that end as they were keep their time (make rebuilds nothing
+    for them)."""
+    with patches.stamps_kept(tree.prepare(kver, work).path):
+        return _build_series(kver, work, out, jobs, stage)
+
+
+def _build_series(kver, work, out, jobs, stage):
     kernel_tree, core, report = convert_tree.convert_branch(kver, work, out,
                                                             jobs)
     git = kernel_tree.path
@@ -105,12 +123,16 @@ def build_series(kver, work, out, jobs, stage):
 
 def _commit_groups(git, core, converted, groups, together, entries, by_text,
                    locks, added, kver, stage):
+    """Makes BRANCH on a scratch index, then checks it out: only the
+    files that differ from the conversion are written."""
     prefixes = split.prefixes(groups)
+    env = dict(os.environ, GIT_INDEX_FILE=os.path.join(stage, ".index"))
     with Step(f"committing {len(groups)} subsystem patches on {BRANCH}"):
-        tree.git(git, "checkout", "-q", "-B", BRANCH, core)
+        tree.git(git, "read-tree", core, env=env)
+        head = core
         for section, files in groups:
-            tree.git(git, "checkout", "-q", converted, "--", *files)
-            diff = tree.git(git, "diff", "--cached", "HEAD", "--", *files)
+            tree.git(git, "reset", "-q", converted, "--", *files, env=env)
+            diff = tree.git(git, "diff", core, converted, "--", *files)
             why = " ".join(text for fs, text in together
                            if set(fs) & set(files)) or None
             lines = [x for f in files for x in by_text.get(f, [])]
@@ -119,13 +141,16 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
             text = split.message(prefixes[section], section, files, diff,
                                  entries, kver, why, lines, removed,
                                  wrappers)
-            commit(git, files, text, stage)
-        if tree.git(git, "diff", "--stat", BRANCH, converted).strip():
+            head = commit(git, head, text, env)
+        if tree.git(git, "diff", "--stat", head, converted).strip():
             raise Error("the subsystem patches do not add up to the "
                         "conversion commit")
-        remove_compat(git)
-        commit(git, ["include/linux/notifier.h"],
-               REMOVAL_MESSAGE.format(subject=REMOVAL_SUBJECT), stage)
+        remove_compat(git, converted, env)
+        head = commit(git, head, REMOVAL_MESSAGE.format(
+            subject=REMOVAL_SUBJECT), env)
+        os.unlink(env["GIT_INDEX_FILE"])
+        tree.git(git, "update-ref", "refs/heads/" + BRANCH, head)
+        tree.git(git, "checkout", "-q", BRANCH)
 
 
 TO = ("--no-rolestats", "--separator", "\n", "--no-l")
@@ -179,7 +204,8 @@ def applies(path, patch_files):
 
 
 def cover_letter(kver, version, entries, groups, checks, patches,
-                 violations, rules=None, locks=(), added=(), costs=()):
+                 violations, rules=None, locks=(), added=(), costs=(),
+                 changes=None):
     """The body of the cover letter.  `rules` are the audit's findings of
     the 2005 series' other rule checks (None when the audit of this tree
     has none), `locks` the locks that the conversion removed, `added`
@@ -196,25 +222,39 @@ def cover_letter(kver, version, entries, groups, checks, patches,
                                                       e["chain"]))]
 
     intro = [
-        "A notifier chain has one of four kinds of head today, atomic, "
-        "blocking, raw or SRCU, and how it is locked is the kind its author "
-        "picked when defining it.  This series brings back the 2005 design "
-        "of one struct notifier_head for the atomic and blocking chains: the "
-        "head says which class the chain is, the writers take its rwsem, "
-        "atomic chains are walked under RCU and their unregister waits for "
-        "synchronize_rcu(), blocking chains are walked under the rwsem.  "
-        "What the kernel learned since stays: unique-priority registration, "
-        "robust calls, is-empty, the duplicate-registration warning, the "
-        "early-boot path, the tracepoints, sparse's __rcu and "
-        "lockdep-checked dereferences.",
-        f"The series is generated for Linux {version}: the fixes of the "
-        "callers that break the new head's context rule and the core "
-        "patches are hand-written, the conversion is "
-        "cocci/notifier_convert.cocci driven by the reviewed classification "
-        f"classify/linux-{kver}.yaml, split per MAINTAINERS section, and the "
-        "last patch removes the typed API.  With the compatibility macros of "
-        "the core patch in place until then, every conversion patch is "
-        "independent of the others and can go through its subsystem's tree.",
+        "In November 2005 Chandra Seetharaman and Alan Stern posted "
+        "\"[RFC][PATCH 0/7]: Fix for unsafe notifier chain\": notifier "
+        "chains were walked without a lock, so every chain got one head, "
+        "struct notifier_head, that says whether it is ATOMIC (walked under "
+        "RCU, its unregister waits for synchronize_rcu()) or BLOCKING "
+        "(walked under the head's rwsem), with writers in process context "
+        "taking the rwsem.",
+        "Mainline chose another design in 2006: a head of its own for each "
+        "kind, atomic heads whose writers take a spinlock, blocking heads "
+        "on an rwsem, raw heads that their callers lock, and SRCU heads "
+        "later.  The objections to one head were that some writers run in "
+        "atomic context or before the scheduler, where an rwsem cannot be "
+        "taken, and a chain's kind became what its author picked when "
+        "defining it.",
+        "This series revisits the 2005 design because the tools to answer "
+        "those objections now exist.  Each chain's class is a reviewed "
+        f"decision, classify/linux-{kver}.yaml, with the evidence of its "
+        "callers and callouts, instead of the kind picked when it was "
+        "defined.  The writers that run in atomic context are found through "
+        "the call graph and fixed by patches before the core patch (below), "
+        "so that no point of the series brings a bug.  Writers before the "
+        "scheduler keep mainline's early-boot path.  What the rwsem costs "
+        "is measured (below).  What the kernel learned since 2005 stays: "
+        "unique-priority registration, robust calls, is-empty, the "
+        "duplicate-registration warning, the tracepoints, sparse's __rcu "
+        "and lockdep-checked dereferences.",
+        f"The series is generated for Linux {version}: the fixes and the "
+        "core patches are hand-written, the conversion is "
+        "cocci/notifier_convert.cocci driven by the classification, split "
+        "per MAINTAINERS section, and the last patch removes the typed "
+        "API.  With the compatibility macros of the core patch in place "
+        "until then, every conversion patch is independent of the others "
+        "and can go through its subsystem's tree.",
     ]
     lines = []
     for paragraph in intro:
@@ -261,6 +301,12 @@ def cover_letter(kver, version, entries, groups, checks, patches,
     lines += [f"  - {line}" for line in checks]
     lines += ["", f"{len(patches)} patches: the core patches, "
               f"{len(groups)} subsystem patches, the removal."]
+    lines += [""] + split.wrap(
+        f"To regenerate it: make series KVER={kver} (tools/notifier-series "
+        f"series {kver}); b4 prep --compare-to vN in the tree's b4 branch "
+        f"{mail.branch(kver)} shows what changed since revision N.")
+    if changes:
+        lines += [""] + changes
     return "\n".join(lines) + "\n"
 
 
@@ -413,7 +459,7 @@ def summary_lines(report):
 def green(report):
     ct = report["compile_test"]
     return (report["checkpatch_errors"] == 0 and report["applies"] and
-            report["violations"]["open"] == 0 and
+            report.get("b4_applies") and report["violations"]["open"] == 0 and
             report["violations"].get("candidate", 0) == 0 and
             not report["typed_api_left"] and
             not ct["failed"] and report["boot_test"].get("outcome") == "pass"
@@ -489,11 +535,15 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     with Step(f"To: and Cc: of {len(files)} patches "
               "(scripts/get_maintainer.pl)"):
         state = maintainers.state(git)
+        everyone = ([], [])         # the cover letter's To: and Cc:
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for patch, (to, cc) in zip(files, pool.map(
                     lambda p: mail_headers(git, p, tree.cache(
                         kernel_tree, "get_maintainer"), state), files)):
                 add_headers(patch, to, cc)
+                for kept, addresses in zip(everyone, (to, cc)):
+                    kept += [a for a in addresses if a not in kept]
+        everyone[1][:] = [a for a in everyone[1] if a not in everyone[0]]
     report = {"kernel": kernel_tree.version, "patches": len(files),
               "subsystem_patches": len(groups),
               "violations": gate.summary(items),
@@ -519,8 +569,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     touched = tree.git(git, "diff", "--name-only", tree.PRISTINE,
                        BRANCH).split()
     if compile:
-        report["compile_test"] = compiletest.run(
-            kernel_tree, touched,
+        report["compile_test"] = compiletest.cached_run(
+            tree.cache(kernel_tree, "compile-test"), kernel_tree, touched,
             os.path.join(os.path.dirname(git), f"build-{kver}-allmod"),
             classify.pristine_checkout(kernel_tree),
             os.path.join(stage, "compile-test.log"),
@@ -546,38 +596,88 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
         "commit")}
     report["boot_test"]["kunit"].pop("tests", None)
     report["since"] = since(kver, entries)
+    if report["since"]:
+        with Step(f"port report of the {report['since']['from']} series"):
+            report["port"] = port.write(kver, report["since"]["from"], git,
+                                        out, stage, entries)
     report["summary"] = summary_lines(report)
+    rev = mail.revision(git, kver, ids)
+    report["revision"] = rev.number
+    shutil.copyfile(classify.yaml_path(kver),
+                    os.path.join(stage, CLASSIFICATION))
+    body = _write_cover(cover, kver, kernel_tree.version, entries, groups,
+                        report["summary"], files, items,
+                        classify.rule_findings(kver, out, kernel_tree),
+                        conversion.get("locks_removed", []),
+                        conversion.get("unregister_added", []),
+                        bench.costs(out, kver, kernel_tree.version,
+                                    patches.digest(patches_of_core(kver)),
+                                    tree.git(git, "rev-parse",
+                                             BRANCH + "^{tree}").strip()),
+                        _changes(git, kver, rev, out, stage, entries,
+                                 report["summary"]))
+    mail.enroll(git, kver, rev, BRANCH, body, *everyone)
+    sent = mail.send(git, os.path.join(stage, "b4"))
+    report["b4_applies"], report["b4_applies_why"] = applies(git, sent[1:])
     report["green"] = green(report)
     report["seconds"] = round(time.monotonic() - start, 1)
-    _write_cover(cover, kver, kernel_tree.version, entries, groups,
-                 report["summary"], files, items,
-                 classify.rule_findings(kver, out, kernel_tree),
-                 conversion.get("locks_removed", []),
-                 conversion.get("unregister_added", []),
-                 bench.costs(out, kver, kernel_tree.version,
-                             patches.digest(patches_of_core(kver)),
-                             tree.git(git, "rev-parse",
-                                      BRANCH + "^{tree}").strip()))
+    if rev.new and os.path.isdir(folder):
+        kept = revision_folder(out, kver, rev.number - 1)
+        if not os.path.exists(kept):
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            os.replace(folder, kept)
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
     for line in report["summary"]:
         say("  " + line)
+    say(f"  b4 branch {mail.branch(kver)}, v{rev.number}; b4 send -o's "
+        "messages on the pristine tree: " + (
+            "apply and give the series' tree" if report["b4_applies"]
+            else "FAIL: " + report["b4_applies_why"]))
     say(f"  {'all checks green' if report['green'] else 'NOT GREEN'}; "
         f"{report['seconds']:.0f}s")
     return 0 if report["green"] else 1
 
 
+def _changes(git, kver, rev, out, stage, entries, checks):
+    """The "Changes since" lines of revision `rev` (None for v1), and
+    range-diff.txt beside the patches."""
+    if rev.number == 1:
+        return None
+    number = rev.number - 1
+    text = mail.range_diff(git, kver, number, BRANCH)
+    with open(os.path.join(stage, "range-diff.txt"), "w",
+              encoding="utf-8") as f:
+        f.write(text)
+    # The published folder is still the last revision's when this run
+    # makes a new one.
+    folder = (os.path.join(out, kver, "series") if rev.new
+              else revision_folder(out, kver, number))
+    old_entries = old_checks = None
+    if os.path.exists(os.path.join(folder, CLASSIFICATION)):
+        _, old_entries = classification.load(os.path.join(folder,
+                                                          CLASSIFICATION))
+    if os.path.exists(os.path.join(folder, "report.json")):
+        old_checks = output.read_json(os.path.join(
+            folder, "report.json")).get("summary")
+    return mail.changes(number, old_entries, entries,
+                        mail.patch_changes(text), old_checks, checks)
+
+
+def revision_folder(out, kver, number):
+    return os.path.join(out, kver, "revisions", f"v{number}")
+
+
 def _write_cover(cover, kver, version, entries, groups, checks, files,
-                 violations, rules, locks, added, costs):
+                 violations, rules, locks, added, costs, changes):
+    """Fills in format-patch's cover letter; returns its body."""
     with open(cover, encoding="utf-8") as f:
         text = f.read()
-    text = text.replace("*** SUBJECT HERE ***",
-                        "notifier: Safe notifier chains on struct "
-                        "notifier_head")
-    text = text.replace("*** BLURB HERE ***",
-                        cover_letter(kver, version, entries, groups, checks,
-                                     files, violations, rules,
-                                     locks, added, costs).rstrip("\n"))
+    body = cover_letter(kver, version, entries, groups, checks, files,
+                        violations, rules, locks, added, costs, changes)
+    text = text.replace("*** SUBJECT HERE ***", mail.SUBJECT)
+    text = text.replace("*** BLURB HERE ***", body.rstrip("\n"))
     with open(cover, "w", encoding="utf-8") as f:
         f.write(text)
+    return body

@@ -3,6 +3,7 @@ repository outside this one, with one pristine baseline commit."""
 
 import contextlib
 import fcntl
+import glob
 import hashlib
 import json
 import os
@@ -34,16 +35,19 @@ def tarball_path(kver):
     return f"/usr/src/linux-source-{kver}.tar.xz"
 
 
-def git(path, *args, check=True, capture=True, env=None):
+def git(path, *args, check=True, capture=True, env=None, input=None):
     proc = subprocess.run(["git", "-C", path] + list(args), text=True,
-                          capture_output=capture, env=env)
+                          capture_output=capture, env=env, input=input)
     if check and proc.returncode != 0:
         raise Error(f"git {' '.join(args)} in {path} failed: "
                     f"{(proc.stderr or '').strip()}")
     return proc.stdout if capture else ""
 
 
-OWN_BRANCHES = "refs/heads/notifier-series/"
+# The toolkit's own refs: its branches, the b4 branch of the series and
+# the tags of its revisions (mail.py).
+OWN_REFS = ("refs/heads/notifier-series/", "refs/heads/b4/notifier-series-",
+            "refs/tags/sent/notifier-series-")
 
 
 def local_changes(path):
@@ -60,7 +64,7 @@ def local_changes(path):
                "refs/heads", "refs/tags")
     for line in refs.splitlines():
         ref, sha = line.split()
-        if ref.startswith(OWN_BRANCHES) or ref == PRISTINE or sha == pristine:
+        if ref.startswith(OWN_REFS) or ref == PRISTINE or sha == pristine:
             continue
         changes.append(f"ref {ref} at {sha[:12]}")
     return changes
@@ -71,6 +75,18 @@ def sha256(path):
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
+    return h.hexdigest()
+
+
+def code_state():
+    """The digest of the toolkit's own code, configuration fragments and
+    semantic patches: a result kept between runs depends on them too."""
+    h = hashlib.sha256()
+    for path in sorted(glob.glob(os.path.join(REPO, "tools", "notifier_series",
+                                              "*.py"))
+                       + glob.glob(os.path.join(REPO, "tools", "*.config"))
+                       + glob.glob(os.path.join(REPO, "cocci", "*"))):
+        h.update(f"{os.path.relpath(path, REPO)} {sha256(path)}\n".encode())
     return h.hexdigest()
 
 
