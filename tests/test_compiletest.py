@@ -252,5 +252,36 @@ class RaceTest(unittest.TestCase):
         self.assertEqual(calls, ["-j2", "-j1"])
 
 
+class UpToDateTest(unittest.TestCase):
+    """An object of an earlier run says nothing of whether its file builds
+    now: each is compiled now, so that neither a file that make finds up
+    to date (kept with the time it had, or the pristine tree's) counts as
+    failing, nor a file that fails now counts as built."""
+
+    def test_objects_of_an_earlier_run_are_compiled_again(self):
+        import shutil
+        from unittest import mock
+        build = tempfile.mkdtemp(prefix="compiletest-")
+        self.addCleanup(shutil.rmtree, build)
+        os.makedirs(os.path.join(build, "kernel"))
+        for name in ("old", "broken"):
+            path = os.path.join(build, "kernel", name + ".o")
+            open(path, "w", encoding="utf-8").close()
+            os.utime(path, (1, 1))
+
+        def make(cmd, log, label):      # builds what is missing only
+            for target in (a for a in cmd if a.endswith(".o")):
+                path = os.path.join(build, target)
+                if not os.path.exists(path) and "broken" not in target:
+                    open(path, "w", encoding="utf-8").close()
+            return 0
+
+        with mock.patch.object(compiletest, "run_logged", make):
+            built = compiletest.build_objects(
+                "/tree", build, ["kernel/old.c", "kernel/broken.c"], 2,
+                "log", "compile-test x86")
+        self.assertEqual(built, {"kernel/old.c": True,
+                                 "kernel/broken.c": False})
+
 if __name__ == "__main__":
     unittest.main()

@@ -116,6 +116,17 @@ class ConvertTest(unittest.TestCase):
         self.assertIn("members.c:12: struct demo_port.events atomic -> "
                       "blocking", report["class_changed"])
 
+    def test_an_unregister_name_the_tree_has_is_not_added(self):
+        with open(os.path.join(self.dir, "taken.c"), "w",
+                  encoding="utf-8") as f:
+            f.write("int unregister_demo_oops_notifier(int x);\n")
+        self.assertEqual(convert.occurring(self.dir, {
+            "unregister_demo_oops_notifier", "unregister_demo_die_notifier",
+            "unregister_demo_die"}), {"unregister_demo_oops_notifier"})
+        report = convert.convert(self.dir, YAML, jobs=2)
+        self.assertEqual([a["wrapper"] for a in report["unregister_added"]],
+                         ["unregister_demo_die_notifier"])
+
     def test_locks_that_guard_nothing_but_the_chain(self):
         # 2005's 3/7: removed where the head protects all they did, kept
         # with the reason where they may guard more.

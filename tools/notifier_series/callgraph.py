@@ -12,6 +12,7 @@ global definition.  A name defined more than once where none of these
 decides is "ambiguous": it is reported and not followed, never guessed.
 """
 
+import gc
 import hashlib
 import heapq
 import multiprocessing
@@ -191,6 +192,17 @@ def _lex(job):
     return path, len(raw), lexfacts.facts(raw.decode("utf-8", "replace"))
 
 
+def unpickle(f):
+    """pickle.load() of `f` with the garbage collector paused: it would
+    walk the millions of objects a call graph is made of again and again
+    while they are read."""
+    gc.disable()
+    try:
+        return pickle.load(f)
+    finally:
+        gc.enable()
+
+
 def _load(cache_file, key):
     """{blob: facts} of `cache_file` made by the extractor `key`, from
     this process's memory when it loaded the file already."""
@@ -199,7 +211,7 @@ def _load(cache_file, key):
     cached = {}
     try:
         with open(cache_file, "rb") as f:
-            pack = pickle.load(f)
+            pack = unpickle(f)
         if pack.get("extractor") == key:
             cached = pack["facts"]
     except (OSError, EOFError, pickle.PickleError, AttributeError,

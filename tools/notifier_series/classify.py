@@ -90,7 +90,7 @@ def _load_linked(path, key):
         with open(path, "rb") as f:
             if pickle.load(f) != key:
                 return None, None
-            return pickle.load(f)
+            return callgraph.unpickle(f)
     except (OSError, EOFError, pickle.PickleError, AttributeError,
             ValueError):
         return None, None

@@ -8,11 +8,11 @@ architecture whose allmodconfig builds them.  A file that fails is
 compiled on the pristine tree too: failing there as well, it is listed
 as not compilable, not as a failure of the series."""
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
-import time
 
 from . import kconfig, memo, tree
 from .arches import cc
@@ -67,15 +67,18 @@ def build_objects(kernel_path, build_dir, files, jobs, log, label,
     targets Kbuild may reach one folder twice (um does), and two jobs
     then race to write the same object."""
     objects = [f[:-2] + ".o" for f in files]
-    start = time.time()
+    # Each is compiled now (ccache answers what it compiled before): an
+    # object that make found up to date would not say whether its file
+    # still builds.
+    for o in objects:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(build_dir, o))
     args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross else [])
     cmd = (["make", "-C", kernel_path, f"O={build_dir}", f"-j{jobs}", "-k"]
            + args + cc(cross or "") + objects)
     run_logged(cmd, log, label)
-    built = {}
-    for f, o in zip(files, objects):
-        path = os.path.join(build_dir, o)
-        built[f] = os.path.exists(path) and os.path.getmtime(path) >= start
+    built = {f: os.path.exists(os.path.join(build_dir, o))
+             for f, o in zip(files, objects)}
     again = [f for f in files if not built[f]]
     if again and jobs > 1:
         built.update(build_objects(kernel_path, build_dir, again, 1, log,

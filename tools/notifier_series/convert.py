@@ -77,20 +77,36 @@ def candidates(directory, bare_symbols):
     return grep(directory, pattern)
 
 
-def grep(directory, pattern):
-    """The .c, .h and .S files of `directory` where the extended regular
-    expression `pattern` matches, relative to it."""
+def _grep(directory, pattern, output):
+    """git grep (grep outside a git tree) of the extended regular
+    expression `pattern` in the .c, .h and .S files of `directory`, with
+    `output`, "-l" or "-ho"; its lines."""
     if os.path.isdir(os.path.join(directory, ".git")):
-        cmd = ["git", "-C", directory, "grep", "-l", "-E", "-e", pattern,
+        cmd = ["git", "-C", directory, "grep", output, "-E", "-e", pattern,
                "--", "*.c", "*.h", "*.S"]
     else:
-        cmd = ["grep", "-rlE", "--include=*.c", "--include=*.h",
-               "--include=*.S", "-e",
-               pattern, "."]
+        cmd = ["grep", "-r", output, "-E", "--include=*.c", "--include=*.h",
+               "--include=*.S", "-e", pattern, "."]
     proc = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         raise Error(f"searching {directory} failed: {proc.stderr.strip()}")
-    return sorted(os.path.normpath(p) for p in proc.stdout.split())
+    return proc.stdout.split()
+
+
+def grep(directory, pattern):
+    """The .c, .h and .S files of `directory` where the extended regular
+    expression `pattern` matches, relative to it."""
+    return sorted(os.path.normpath(p) for p in _grep(directory, pattern,
+                                                     "-l"))
+
+
+def occurring(directory, names):
+    """The identifiers of `names` that the .c, .h and .S files of
+    `directory` name, in one search."""
+    if not names:
+        return set()
+    return set(_grep(directory, r"\b(" + "|".join(sorted(names)) + r")\b",
+                     "-ho"))
 
 
 # A call of the 2005 API on a bare head: the names the new API keeps.
@@ -175,10 +191,11 @@ def add_unregister(directory, paths, texts, jobs, api=None):
         unregistered = {m.group(1) for text in (
             api_texts(directory) if api is None else api).values()
             for m in UNREGISTER.finditer(text)}
+    taken = occurring(directory, {unregister_name(f) for _, f, _ in found
+                                  if unregister_name(f)})
     complete = [(path, f, unregister_name(f), head)
                 for path, f, head in found if head not in unregistered and
-                unregister_name(f) and not grep(
-                    directory, rf"\b{unregister_name(f)}\b")]
+                unregister_name(f) and unregister_name(f) not in taken]
     env = dict(os.environ, NOTIFIER_COMPLETE=" ".join(
         sorted({f for _, f, _, _ in complete})))
     with tempfile.TemporaryDirectory(prefix="notifier-unregister-") as tmp:

@@ -29,32 +29,33 @@ COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
                     re.S)
 
 
-def commit(path, parent, text, env):
-    """Commits the index of `env` on `parent` with the message that `git
-    commit -s -F` would write, without touching the checkout; returns the
-    commit."""
-    text = tree.git(path, "stripspace", input=text)
-    text = tree.git(path, "interpret-trailers", "--trailer",
-                    "Signed-off-by: " + tree.git(
-                        path, "var", "GIT_COMMITTER_IDENT").rsplit(" ", 2)[0],
-                    input=text)
-    return tree.git(path, "commit-tree", tree.git(
-        path, "write-tree", env=env).strip(), "-p", parent, "-F", "-",
-        input=text).strip()
+def message(path, text, signer):
+    """The message that `git commit -s -F` writes for `text`."""
+    return tree.git(path, "interpret-trailers", "--trailer",
+                    f"Signed-off-by: {signer}",
+                    input=tree.git(path, "stripspace", input=text))
 
 
-def remove_compat(path, commit, env):
-    """Stages <linux/notifier.h> of `commit` without its compatibility
-    block in the index of `env`."""
+def fast_import_commit(ref, ident, text, changes, parent=None):
+    """A commit command of `git fast-import`: `changes` are its M and D
+    lines, `ident` the author and committer line's value."""
+    data = text.encode()
+    return (f"commit {ref}\nauthor {ident}\ncommitter {ident}\n"
+            f"data {len(data)}\n{text}\n"
+            + (f"from {parent}\n" if parent else "")
+            + "".join(line + "\n" for line in changes) + "\n")
+
+
+def remove_compat(path, commit):
+    """The blob of <linux/notifier.h> of `commit` without its
+    compatibility block, written in the tree's objects."""
     name = "include/linux/notifier.h"
     new, count = COMPAT.subn("\n", tree.git(path, "show",
                                             f"{commit}:{name}"))
     if count != 1:
         raise Error(f"{name} of {commit}: the compatibility block of the "
                     "core patch was not found")
-    tree.git(path, "update-index", "--cacheinfo", "100644," + tree.git(
-        path, "hash-object", "-w", "--stdin", input=new).strip() + ","
-        + name, env=env)
+    return tree.git(path, "hash-object", "-w", "--stdin", input=new).strip()
 
 
 REMOVAL_MESSAGE = """\
@@ -123,15 +124,22 @@ def _build_series(kver, work, out, jobs, stage):
 
 def _commit_groups(git, core, converted, groups, together, entries, by_text,
                    locks, added, kver, stage):
-    """Makes BRANCH on a scratch index, then checks it out: only the
-    files that differ from the conversion are written."""
+    """Makes BRANCH with one `git fast-import`, then checks it out: only
+    the files that differ from the conversion are written."""
     prefixes = split.prefixes(groups)
-    env = dict(os.environ, GIT_INDEX_FILE=os.path.join(stage, ".index"))
+    ident = tree.git(git, "var", "GIT_COMMITTER_IDENT").strip()
+    signer = ident.rsplit(" ", 2)[0]
+    header = "include/linux/notifier.h"
+    blobs = {}
+    for line in tree.git(git, "ls-tree", "-r", converted, "--", header,
+                         *(f for _, files in groups for f in files)
+                         ).splitlines():
+        meta, name = line.split("\t", 1)
+        blobs[name] = (meta.split()[0], meta.split()[2])
+    ref = "refs/heads/" + BRANCH
     with Step(f"committing {len(groups)} subsystem patches on {BRANCH}"):
-        tree.git(git, "read-tree", core, env=env)
-        head = core
+        stream, parent = [], core
         for section, files in groups:
-            tree.git(git, "reset", "-q", converted, "--", *files, env=env)
             diff = tree.git(git, "diff", core, converted, "--", *files)
             why = " ".join(text for fs, text in together
                            if set(fs) & set(files)) or None
@@ -141,15 +149,21 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
             text = split.message(prefixes[section], section, files, diff,
                                  entries, kver, why, lines, removed,
                                  wrappers)
-            head = commit(git, head, text, env)
-        if tree.git(git, "diff", "--stat", head, converted).strip():
+            stream.append(fast_import_commit(
+                ref, ident, message(git, text, signer),
+                [f"M {blobs[f][0]} {blobs[f][1]} {f}" if f in blobs
+                 else f"D {f}" for f in files], parent))
+            parent = None
+        stream.append(fast_import_commit(
+            ref, ident, message(git, REMOVAL_MESSAGE.format(
+                subject=REMOVAL_SUBJECT), signer),
+            [f"M {blobs[header][0]} {remove_compat(git, converted)} "
+             f"{header}"], parent))
+        tree.git(git, "fast-import", "--quiet", "--force", "--done",
+                 input="".join(stream) + "done\n")
+        if tree.git(git, "diff", "--stat", BRANCH + "~1", converted).strip():
             raise Error("the subsystem patches do not add up to the "
                         "conversion commit")
-        remove_compat(git, converted, env)
-        head = commit(git, head, REMOVAL_MESSAGE.format(
-            subject=REMOVAL_SUBJECT), env)
-        os.unlink(env["GIT_INDEX_FILE"])
-        tree.git(git, "update-ref", "refs/heads/" + BRANCH, head)
         tree.git(git, "checkout", "-q", BRANCH)
 
 
