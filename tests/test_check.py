@@ -116,6 +116,24 @@ class ExitStatusTest(unittest.TestCase):
                                           "notifier-series")] + list(argv),
             capture_output=True, text=True)
 
+    def test_each_subcommand_says_what_it_does_and_its_statuses(self):
+        cli = cli_module()
+        for name in ("deps", "prepare", "boot-test", "mutation-test",
+                     "torture-baseline", "classify", "callgraph", "convert",
+                     "convert-tree", "series", "bench", "runtime-test",
+                     "bisect", "check"):
+            with self.subTest(name), self.assertRaises(SystemExit), \
+                    mock.patch("sys.stdout", new_callable=io.StringIO) as out:
+                cli.main([name, "--help"])
+            # usage, then the description, then the arguments
+            description = out.getvalue().split("\n\n")[1]
+            self.assertFalse(description.startswith(("positional",
+                                                     "options")))
+            self.assertGreater(len(description.split()), 8)
+            text = " ".join(out.getvalue().split())
+            for code, what in progress.EXIT_STATUS:
+                self.assertIn(" ".join(what.split()), text)
+
     def test_a_usage_error_is_an_input_error(self):
         proc = self.cli("no-such-command")
         self.assertEqual(proc.returncode, progress.HARNESS_ERROR)

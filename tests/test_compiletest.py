@@ -117,6 +117,24 @@ class ElsewhereTest(unittest.TestCase):
         self.assertIn("no cross compiler for arch/xtensa",
                       why["arch/xtensa/x.c"])
 
+    def test_without_the_pristine_answer_a_failure_is_the_series(self):
+        from unittest import mock
+        real = compiletest.configure
+
+        def configure(kernel_path, *args, **kwargs):
+            return ("pristine" not in kernel_path and
+                    real(kernel_path, *args, **kwargs))
+
+        class Tree:
+            path = os.path.join(self.tmp, "series")
+        with mock.patch.object(compiletest, "configure", configure):
+            result = compiletest.run(
+                Tree, ["drivers/s390/char/broken.c"],
+                os.path.join(self.tmp, "build"),
+                os.path.join(self.tmp, "pristine"),
+                os.path.join(self.tmp, "log"), 1)
+        self.assertEqual(result["failed"], ["drivers/s390/char/broken.c"])
+
     def test_arches_limits_the_compile_test_and_says_so(self):
         class Tree:
             path = os.path.join(self.tmp, "series")

@@ -28,6 +28,8 @@ class B4BranchTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp)
         self.kernel = tree.prepare("9.9", os.path.join(self.tmp, "work"),
                                    make_tarball(self.tmp, extra={
+                                       # b4 knows a kernel tree by it
+                                       "Kconfig": "",
                                        "a/a.c": "int a;\n",
                                        "b/b.c": "".join(
                                            f"int b{i};\n"
@@ -47,7 +49,7 @@ class B4BranchTest(unittest.TestCase):
             *(["--amend"] if amend else []))
 
     def regenerate(self, body="The why.\n"):
-        ids = mail.commit_ids(self.git, tree.PRISTINE, SERIES)
+        ids = mail.patches_of(self.git, tree.PRISTINE, SERIES)
         rev = mail.revision(self.git, "9.9", ids)
         mail.enroll(self.git, "9.9", rev, SERIES, body,
                     ["A <a@example.org>"], ["list@example.org"])
@@ -98,6 +100,13 @@ class B4BranchTest(unittest.TestCase):
                           "dropped": []})
         self.assertEqual(self.regenerate().number, 2)   # not sent again
 
+    def test_a_changed_message_is_a_new_revision_too(self):
+        self.regenerate()
+        git(self.git, "checkout", "-q", SERIES)
+        git(self.git, *IDENT, "commit", "-q", "--amend", "-m",
+            "b: Convert b\n\nWith a reason.")
+        self.assertEqual(self.regenerate().number, 2)
+
     def test_a_revision_b4_already_tagged_is_not_tagged_again(self):
         """After a real b4 send of v1 (which needs the network): b4 tagged
         v1 and moved the branch to v2, so a changed series is v2."""
@@ -106,7 +115,13 @@ class B4BranchTest(unittest.TestCase):
         sent = mail.copy_commits(self.git, git(
             self.git, "rev-list", "--reverse", f"{cover}..HEAD").split(),
             tree.PRISTINE)
-        git(self.git, "tag", "-a", "-m", "v1", mail.sent_tag("9.9", 1), sent)
+        tracking = b4(self.git, "prep", "--show-info")
+        change_id = next(line.split(": ", 1)[1] for line in
+                         tracking.splitlines()
+                         if line.startswith("change-id:"))
+        git(self.git, "tag", "-a", "-m", f"{mail.SUBJECT}\n\n---\n"
+            f"base-commit: {git(self.git, 'rev-parse', 'pristine').strip()}"
+            f"\nchange-id: {change_id}\n", mail.sent_tag("9.9", 1), sent)
         b4(self.git, "prep", "--force-revision", "2")
         self.assertIn("revision: 2", b4(self.git, "prep", "--show-info"))
         git(self.git, "checkout", "-q", SERIES)
@@ -115,6 +130,16 @@ class B4BranchTest(unittest.TestCase):
         self.assertEqual((rev.number, rev.new), (2, False))
         self.assertEqual(git(self.git, "tag", "-l", "sent/*").split(),
                          [mail.sent_tag("9.9", 1)])
+
+    def test_tags_of_a_branch_that_is_gone_stop_the_run(self):
+        self.regenerate()
+        git(self.git, "checkout", "-q", SERIES)
+        self.commit("b/b.c", "int b2;\n", "b: Convert b", amend=True)
+        self.regenerate()                       # v1 tagged, now v2
+        git(self.git, "checkout", "-q", SERIES)
+        git(self.git, "branch", "-D", mail.branch("9.9"))
+        with self.assertRaisesRegex(mail.Error, "branch .* that is gone"):
+            self.regenerate()
 
     def test_changes_since_name_classes_patches_and_checks(self):
         old = [{"chain": "x_chain", "defined": "a/a.c", "class": "blocking",

@@ -33,10 +33,12 @@ class MatchTest(unittest.TestCase):
             ("d: Convert", None, "its files are gone: d/d.c")])
 
     def test_chains_new_gone_and_declared(self):
-        old = [entry("kept", "a.c", "atomic", "atomic"),
-               entry("gone", "b.c", "blocking", "blocking"),
-               entry("moved", "c.c", "atomic", "atomic")]
-        new = [entry("kept", "a.c", "atomic", "atomic"),
+        twins = [entry("twin", "x.c", "atomic", "atomic"),
+                 entry("twin", "y.c", "blocking", "blocking")]
+        old = twins + [entry("kept", "a.c", "atomic", "atomic"),
+                       entry("gone", "b.c", "blocking", "blocking"),
+                       entry("moved", "c.c", "atomic", "atomic")]
+        new = twins + [entry("kept", "a.c", "atomic", "atomic"),
                entry("moved", "d.c", "excluded", "raw"),
                entry("fresh", "e.c", "blocking", "blocking")]
         self.assertEqual(port.chain_changes(old, new), {

@@ -350,7 +350,8 @@ class CommitGroupsTest(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def test_commits_add_up_and_the_checkout_keeps_its_files(self):
-        text = "a: Convert\n\n# not a comment in a patch  \nBody.\n\n\n"
+        text = ("a: Convert\n\n# not a comment in a patch  \nBody, "
+                "Jos\u00e9's.\n\n---\nBelow a divider.\n\n\n")
         before = {n: os.stat(os.path.join(self.git, n)).st_mtime_ns
                   for n in ("a/a.c", "b/b.c", "c/c.c")}
         stage = os.path.join(self.tmp, "stage")
@@ -385,10 +386,40 @@ class CommitGroupsTest(unittest.TestCase):
             f.write(text)
         fake_git(self.git, "commit", "-q", "--allow-empty", "-s", "-F",
                  os.path.join(stage, "m"))
-        self.assertEqual(fake_git(self.git, "log", "-1", "--format=%B",
-                                  "HEAD~3"),
-                         fake_git(self.git, "log", "-1", "--format=%B"))
+        self.assertNotIn("split-scratch", fake_git(self.git, "for-each-ref"))
+        for what in ("%B", "%an <%ae>", "%cn <%ce>"):
+            self.assertEqual(fake_git(self.git, "log", "-1",
+                                      f"--format={what}", "HEAD~3"),
+                             fake_git(self.git, "log", "-1",
+                                      f"--format={what}"))
         for name, mtime in before.items():
             with self.subTest(name):
                 self.assertEqual(os.stat(os.path.join(
                     self.git, name)).st_mtime_ns, mtime)
+
+
+class ArchiveTest(unittest.TestCase):
+    """The published series of an earlier revision moves to
+    out/<kver>/revisions/vN/ whatever made the revision new."""
+
+    def setUp(self):
+        self.out = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.out)
+        self.folder = os.path.join(self.out, "6.1", "series")
+
+    def publish(self, report):
+        os.makedirs(self.folder, exist_ok=True)
+        output.write_json(os.path.join(self.folder, "report.json"), report)
+
+    def test_an_earlier_revision_is_kept_the_same_is_not(self):
+        self.publish({"revision": 2})
+        series.archive(self.out, "6.1", 2)
+        self.assertTrue(os.path.isdir(self.folder))
+        series.archive(self.out, "6.1", 3)
+        self.assertFalse(os.path.exists(self.folder))
+        self.assertEqual(output.read_json(os.path.join(
+            series.revision_folder(self.out, "6.1", 2), "report.json")),
+            {"revision": 2})
+        self.publish({})            # a report of before the revisions
+        series.archive(self.out, "6.1", 3)
+        self.assertTrue(os.path.isdir(self.folder))

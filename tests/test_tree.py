@@ -83,6 +83,17 @@ class PrepareTest(unittest.TestCase):
         self.assertNotEqual(second.record["sha256"], first.record["sha256"])
         self.assertEqual(os.listdir(self.work), ["linux-9.9"])
 
+    def test_keeps_a_stale_tree_with_b4_revisions(self):
+        t = self.prepare()
+        commit_on_branch(t.path, "b4/notifier-series-9.9")
+        git(t.path, "tag", "sent/notifier-series-9.9-v1")
+        self.assertEqual(tree.local_changes(t.path), [])
+        os.remove(self.tarball)
+        self.tarball = make_tarball(self.tmp, "9.9.2")
+        with self.assertRaisesRegex(Error, "revisions of its b4 series"):
+            self.prepare()
+        self.assertEqual(tree.kernel_version(t.path), "9.9.1")
+
     def test_keeps_a_stale_tree_with_local_changes(self):
         t = self.prepare()
         with open(os.path.join(t.path, "Makefile"), "a") as f:

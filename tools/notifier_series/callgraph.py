@@ -196,11 +196,13 @@ def unpickle(f):
     """pickle.load() of `f` with the garbage collector paused: it would
     walk the millions of objects a call graph is made of again and again
     while they are read."""
+    enabled = gc.isenabled()
     gc.disable()
     try:
         return pickle.load(f)
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
 
 
 def _load(cache_file, key):

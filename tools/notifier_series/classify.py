@@ -7,6 +7,7 @@ import json
 import os
 import pickle
 import re
+import tempfile
 import time
 from collections import Counter
 
@@ -99,10 +100,16 @@ def _load_linked(path, key):
 def _keep_linked(path, key, graph, figures):
     """Keeps the linked graph of one checkout, replacing the last."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".new", "wb") as f:
-        pickle.dump(key, f)
-        pickle.dump((graph, figures), f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(path + ".new", path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".new")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(key, f)
+            pickle.dump((graph, figures), f,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def gate_cache(kernel_tree):

@@ -186,9 +186,10 @@ class CompileTest:
                 before = (build_objects(self.pristine, base,
                                         [f for f, _ in failed], self.jobs,
                                         self.log, "pristine", make_arch,
-                                        cross) if ok else {})
+                                        cross) if ok else None)
             for f, symbol in failed:
-                if before.get(f):
+                # Without the pristine tree's answer, the series broke it.
+                if before is None or before.get(f):
                     self.result["failed"].append(f)
                 else:
                     left[f] = ("does not build under allmodconfig on the "
@@ -203,21 +204,30 @@ def state(kernel_path, pristine, files, arches):
     trees, the files, the architectures, each compiler's version, what
     the environment gives make, and the toolkit's code; None when a tree
     has changes that are not committed (then nothing is kept)."""
-    parts = [tree.code_state(), " ".join(sorted(files)), repr(arches)]
+    parts = [tree.code_state(), " ".join(sorted(files)),
+             repr(sorted(arches) if arches is not None else None)]
     for path in (kernel_path, pristine):
         if tree.git(path, "status", "--porcelain", "--untracked-files=no"):
             return None
         parts.append(tree.git(path, "rev-parse", "HEAD^{tree}"))
+    parts.append(_version("make"))
     for arch in sorted(set(CROSS) | {"x86"}):
         chain = toolchain(arch)
-        if chain:
-            parts.append(subprocess.run(
-                [(chain[1] or "") + "gcc", "--version"], capture_output=True,
-                text=True).stdout)
+        parts += [_version((chain[1] or "") + tool)
+                  for tool in (("gcc", "as", "ld") if chain else ())]
     parts += sorted(f"{k}={v}" for k, v in os.environ.items()
                     if k.startswith(("K", "ARCH", "CROSS", "CC", "HOST",
-                                     "PATH", "LLVM")))
+                                     "PATH", "LLVM", "MAKE")))
     return memo.key(*parts)
+
+
+def _version(tool):
+    """`tool --version`, or that it is missing."""
+    try:
+        return subprocess.run([tool, "--version"], capture_output=True,
+                              text=True).stdout
+    except OSError as e:
+        return f"{tool}: {e.strerror}"
 
 
 def cached_run(cache, kernel_tree, files, build_dir, pristine, log, jobs,

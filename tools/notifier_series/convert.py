@@ -80,9 +80,11 @@ def candidates(directory, bare_symbols):
 def _grep(directory, pattern, output):
     """git grep (grep outside a git tree) of the extended regular
     expression `pattern` in the .c, .h and .S files of `directory`, with
-    `output`, "-l" or "-ho"; its lines."""
+    `output`, "-l" or "-ho"; its lines.  git grep reads it as a Perl
+    regular expression, the same for the patterns here (\\b, alternation,
+    classes) and several times faster than glibc's on a kernel tree."""
     if os.path.isdir(os.path.join(directory, ".git")):
-        cmd = ["git", "-C", directory, "grep", output, "-E", "-e", pattern,
+        cmd = ["git", "-C", directory, "grep", output, "-P", "-e", pattern,
                "--", "*.c", "*.h", "*.S"]
     else:
         cmd = ["grep", "-r", output, "-E", "--include=*.c", "--include=*.h",

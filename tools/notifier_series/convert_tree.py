@@ -28,11 +28,14 @@ def message(kver, report):
 
 def typed_uses(path, sources=SOURCES):
     """`git grep` lines of typed API uses left in the tree's C sources,
-    comments aside."""
+    comments aside; a search that fails is an Error, not "none left"."""
     proc = subprocess.run(
-        ["git", "-C", path, "grep", "-n", "-E", "-e",
+        ["git", "-C", path, "grep", "-n", "-P", "-e",
          convert.TYPED.pattern, "--"] + list(sources),
         capture_output=True, text=True)
+    if proc.returncode not in (0, 1):       # 1: nothing found
+        raise Error(f"git grep of the typed API in {path} failed: "
+                    f"{proc.stderr.strip()}")
     found = []
     for line in proc.stdout.splitlines():
         text = line.split(":", 2)[2].strip()

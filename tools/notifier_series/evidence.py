@@ -28,8 +28,10 @@ TIMEOUT = 120          # seconds spatch may spend on one file
 
 
 def grep_files(tree_path, pattern, words=False):
-    """Tracked .c and .h files of the tree matching the extended regex."""
-    cmd = ["git", "-C", tree_path, "grep", "-l", "-E"]
+    """Tracked .c and .h files of the tree matching the regex (git grep
+    -P: Perl's, the same as the extended one for these patterns and
+    several times faster on a kernel tree)."""
+    cmd = ["git", "-C", tree_path, "grep", "-l", "-P"]
     if words:
         cmd.append("-w")
     proc = subprocess.run(cmd + ["-e", pattern, "--", "*.c", "*.h"],
@@ -44,10 +46,14 @@ def grep_callers(tree_path, names):
     found = {name: set() for name in names}
     names = sorted(names)
     for i in range(0, len(names), 200):
+        # -P: glibc's regex takes several times longer on an alternation.
         pattern = "|".join(re.escape(n) for n in names[i:i + 200])
         proc = subprocess.run(["git", "-C", tree_path, "grep", "-o", "-w",
-                               "-E", "-e", pattern, "--", "*.c", "*.h"],
+                               "-P", "-e", pattern, "--", "*.c", "*.h"],
                               capture_output=True, text=True)
+        if proc.returncode not in (0, 1):
+            raise Error(f"git grep failed in {tree_path}: "
+                        f"{proc.stderr.strip()}")
         for line in proc.stdout.splitlines():
             path, _, word = line.rpartition(":")
             if word in found:

@@ -29,6 +29,10 @@ PREFIXES = ["RFC"]
 SUBJECT = "notifier: Safe notifier chains on struct notifier_head"
 # b4 send: no signature (that needs a key), and not the sender in Cc:.
 SEND = ("send", "--no-sign", "--not-me-too")
+# In a kernel tree without an SMTP server configured, b4 send would use
+# the kernel.org web endpoint, which refuses unsigned messages even to
+# write them out: a sendmail command, never run with -o, says SMTP.
+SEND_CONFIG = {"sendemail.smtpserver": "/bin/false"}
 
 
 def branch(kver):
@@ -72,16 +76,31 @@ def last(git, kver):
     except (ValueError, KeyError, TypeError) as e:
         raise Error(f"{git}: commit {cover[:12]} of {branch(kver)}: b4's "
                     f"tracking data cannot be read: {e}")
-    return cover, text.strip(), tracking, commit_ids(git, cover, ref)
+    return cover, text.strip(), tracking, patches_of(git, cover, ref)
+
+
+def patches_of(git, base, tip):
+    """What makes two revisions the same: each commit of base..tip, in
+    order, by its patch-id and its message."""
+    messages = tree.git(git, "log", "--reverse", "-z", "--format=%B",
+                        f"{base}..{tip}").split("\0")
+    return list(zip(commit_ids(git, base, tip), messages))
 
 
 def revision(git, kver, ids):
-    """The Revision of a series whose patches have the patch-ids `ids`:
+    """The Revision of a series whose patches are `ids` (patches_of()):
     the branch's own when it holds the same patches (or when `b4 send`
     already tagged them and moved on to the next), else the next one,
     after the branch's is tagged as sent."""
     found = last(git, kver)
     if found is None:
+        tags = tree.git(git, "tag", "-l", sent_tag(kver, "*")).split()
+        if tags:
+            raise Error(
+                f"{git}: the tags {', '.join(tags)} are revisions of a b4 "
+                f"branch {branch(kver)} that is gone; restore the branch, "
+                f"or delete the tags to start again at v1 (git -C {git} "
+                f"tag -d {' '.join(tags)})")
         today = datetime.date.today().strftime("%Y%m%d")
         return Revision(1, f"{today}-notifier-series-{kver}-"
                         f"{uuid.uuid4().hex[:12]}", {})
@@ -93,10 +112,16 @@ def revision(git, kver, ids):
         return kept
     before = sent_tag(kver, number - 1)
     if number > 1 and _exists(git, "refs/tags/" + before) and \
-            commit_ids(git, tree.PRISTINE, before) == old:
+            patches_of(git, tree.PRISTINE, before) == old:
         return kept     # b4 send tagged these and made this revision
     tag = sent_tag(kver, number)
-    if not _exists(git, "refs/tags/" + tag):
+    if _exists(git, "refs/tags/" + tag):
+        if tag_change_id(git, tag) != series["change-id"]:
+            raise Error(f"{git}: tag {tag} is of another series (change-id "
+                        f"{tag_change_id(git, tag)}, the branch's is "
+                        f"{series['change-id']}); delete it (git -C {git} "
+                        f"tag -d {tag})")
+    else:
         commits = tree.git(git, "rev-list", "--reverse",
                            f"{cover}..refs/heads/{branch(kver)}").split()
         end = copy_commits(git, commits, tree.PRISTINE)
@@ -107,6 +132,14 @@ def revision(git, kver, ids):
         say(f"    the patches changed since v{number}: tagged it {tag}")
     kept.number, kept.new = number + 1, True
     return kept
+
+
+def tag_change_id(git, tag):
+    """The change-id: line of a sent tag's message, as b4 reads it."""
+    for line in tree.git(git, "cat-file", "tag", tag).splitlines():
+        if line.lower().startswith("change-id:"):
+            return line.split(":", 1)[1].strip()
+    return None
 
 
 def _exists(git, ref):
@@ -164,10 +197,16 @@ def enroll(git, kver, rev, series_branch, body, to, cc):
         tree.git(git, "checkout", "-q", name)
 
 
-def b4(git, *args):
-    """Runs b4 in the tree, on the branch checked out; its output."""
+def b4(git, *args, config=None):
+    """Runs b4 in the tree, on the branch checked out, with git
+    configuration `config` ({key: value}) added; its output."""
+    env = dict(os.environ)
+    for key, value in (config or {}).items():
+        n = int(env.get("GIT_CONFIG_COUNT", 0))
+        env.update({"GIT_CONFIG_COUNT": str(n + 1),
+                    f"GIT_CONFIG_KEY_{n}": key, f"GIT_CONFIG_VALUE_{n}": value})
     proc = subprocess.run(["b4"] + list(args), cwd=git, capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL)
+                          text=True, stdin=subprocess.DEVNULL, env=env)
     if proc.returncode:
         raise Error(f"b4 {' '.join(args)} in {git} failed (status "
                     f"{proc.returncode}):\n{proc.stdout}{proc.stderr}")
@@ -178,14 +217,17 @@ def send(git, folder):
     """`b4 send -o folder` of the branch checked out: the messages b4
     would send, written to `folder`; returns their paths, cover first."""
     with Step(f"b4 send -o {folder}"):
-        b4(git, *SEND, "-o", folder)
+        b4(git, *SEND, "-o", folder, config=SEND_CONFIG)
     return sorted(os.path.join(folder, f) for f in os.listdir(folder)
                   if f.endswith(".eml"))
 
 
 def range_diff(git, kver, number, series_branch):
     """`git range-diff` of revision `number` (its sent tag) and
-    `series_branch`, as `b4 prep --compare-to v<number>` shows it."""
+    `series_branch`, as `b4 prep --compare-to v<number>` shows it; None
+    when that tag is gone."""
+    if not _exists(git, "refs/tags/" + sent_tag(kver, number)):
+        return None
     return tree.git(git, "range-diff", "--no-color",
                     f"{tree.PRISTINE}..{sent_tag(kver, number)}",
                     f"{tree.PRISTINE}..{series_branch}")
@@ -213,8 +255,8 @@ def changes(number, old_entries, entries, patches, old_checks, checks):
     """The cover letter's "Changes since v<number>" lines: the chains whose
     class changed and why (old_entries None: that revision's
     classification is not kept), the patches changed, added and dropped
-    (patch_changes()), and the checks whose results changed (old_checks
-    None: not kept)."""
+    (patch_changes(); None: its tag is gone), and the checks whose
+    results changed (old_checks None: not kept)."""
     items = []
     if old_entries is None:
         items.append(f"The classification of v{number} is not kept here "
@@ -235,8 +277,12 @@ def changes(number, old_entries, entries, patches, old_checks, checks):
             elif old["class"] != new["class"]:
                 items.append(f"{chain} ({defined}) is now {new['class']}, "
                              f"was {old['class']}: {new['reason']}")
+    if patches is None:
+        items.append(f"The tag of v{number} is gone: the patches are not "
+                     "compared.")
     for kind in ("changed", "added", "dropped"):
-        items += [f"Patch {kind}: {s}" for s in patches[kind]]
+        items += [f"Patch {kind}: {s}" for s in (patches or {}).get(kind,
+                                                                   [])]
     if old_checks is not None:
         was = {line.split(":")[0]: line.split(":", 1)[-1].strip()
                for line in old_checks}

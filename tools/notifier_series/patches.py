@@ -176,10 +176,13 @@ def _restore(path, base, before):
     """Gives back their time to the files that the new checkout has as
     they were (`before`, _stamps()), so that make does not rebuild what
     was built from the same text."""
+    # A file that differs from its index entry (a run stopped mid-way)
+    # is not the blob it stands for.
+    dirty = set(git(path, "diff", "--name-only").split())
     now = _blobs(path, [n for n in git(path, "diff", "--name-only", base,
                                        "HEAD").split() if n in before])
     for name, blob in now.items():
-        if before[name][0] == blob:
+        if before[name][0] == blob and name not in dirty:
             full = os.path.join(path, name)
             os.utime(full, ns=(os.lstat(full).st_atime_ns, before[name][1]),
                      follow_symlinks=False)

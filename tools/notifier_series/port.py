@@ -58,18 +58,33 @@ def match(old, new, old_entries, new_entries, new_files):
 def chain_changes(old_entries, new_entries):
     """{"new": [...], "gone": [...], "declared": [...]} lines, by chain
     name (a chain that moved to another file is the same chain)."""
-    before = {e["chain"]: e for e in old_entries}
-    after = {e["chain"]: e for e in new_entries}
+    def key(e):
+        return e["chain"], e["defined"]
+    before = {key(e): e for e in old_entries}
+    after = {key(e): e for e in new_entries}
+    names = {}
+    for e in old_entries:
+        names.setdefault(e["chain"], []).append(e)
+    pairs, matched = [], set()
+    for k, e in sorted(after.items()):
+        old = before.get(k)
+        if old is None and len(names.get(e["chain"], [])) == 1 and \
+                key(names[e["chain"]][0]) not in after:
+            old = names[e["chain"]][0]      # moved to another file
+        if old is not None:
+            matched.add(key(old))
+        pairs.append((old, e))
+
+    def line(e):
+        return f"{e['defined']}: {e['chain']} ({e['declared']}, {e['class']})"
     return {
-        "new": [f"{e['defined']}: {name} ({e['declared']}, {e['class']})"
-                for name, e in sorted(after.items()) if name not in before],
-        "gone": [f"{e['defined']}: {name} ({e['declared']}, {e['class']})"
-                 for name, e in sorted(before.items()) if name not in after],
-        "declared": [f"{after[name]['defined']}: {name} "
-                     f"{e['declared']} -> {after[name]['declared']}"
-                     for name, e in sorted(before.items())
-                     if name in after and
-                     e["declared"] != after[name]["declared"]],
+        "new": [line(e) for old, e in pairs if old is None],
+        "gone": [line(e) for k, e in sorted(before.items())
+                 if k not in matched],
+        "declared": [f"{e['defined']}: {e['chain']} {old['declared']} -> "
+                     f"{e['declared']}" for old, e in pairs
+                     if old is not None and
+                     old["declared"] != e["declared"]],
     }
 
 
@@ -164,18 +179,27 @@ def write(kver, old_kver, git, out, stage, entries):
                 f"exist: make series KVER={old_kver} first"}
     old_source = os.path.join(os.path.dirname(git), f"linux-{old_kver}")
     if os.path.isdir(os.path.join(old_source, ".git")):
-        range_diff = core_range_diff(git, old_source,
-                                     core_patches(old_kver),
-                                     core_patches(kver))
+        try:
+            range_diff = core_range_diff(git, old_source,
+                                         core_patches(old_kver),
+                                         core_patches(kver))
+        except Error as e:
+            range_diff = f"not compared: {e}"
     else:
         range_diff = (f"not compared: the {old_kver} tree, whose pristine "
                       f"files the core patches apply to, is not in "
                       f"{os.path.dirname(git)}")
-    _, old_entries = classification.load(classify.yaml_path(old_kver))
-    text, summary = report(old_kver, kver, old_folder, old_entries, entries,
-                           series_patches(stage),
-                           set(tree.git(git, "ls-files").splitlines()),
-                           range_diff)
+    # The classification that series was made from, else today's.
+    kept = os.path.join(old_folder, "classification.yaml")
+    try:
+        _, old_entries = classification.load(
+            kept if os.path.exists(kept) else classify.yaml_path(old_kver))
+        text, summary = report(old_kver, kver, old_folder, old_entries,
+                               entries, series_patches(stage),
+                               set(tree.git(git, "ls-files").splitlines()),
+                               range_diff)
+    except Error as e:
+        return {"from": old_kver, "not_written": str(e)}
     with open(os.path.join(stage, "port-report.txt"), "w",
               encoding="utf-8") as f:
         f.write(text)

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import time
 
 from . import (bench, boottest, checkpatch, classification, classify,
@@ -30,20 +31,25 @@ COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
 
 
 def message(path, text, signer):
-    """The message that `git commit -s -F` writes for `text`."""
-    return tree.git(path, "interpret-trailers", "--trailer",
+    """The message that `git commit -s -F` writes for `text`: whitespace
+    cleaned up, then the sign-off added as git commit adds it, whatever
+    the user's trailer configuration says."""
+    return tree.git(path, "-c", "trailer.where=end", "-c",
+                    "trailer.ifexists=addIfDifferentNeighbor",
+                    "interpret-trailers", "--no-divider", "--trailer",
                     f"Signed-off-by: {signer}",
                     input=tree.git(path, "stripspace", input=text))
 
 
-def fast_import_commit(ref, ident, text, changes, parent=None):
-    """A commit command of `git fast-import`: `changes` are its M and D
-    lines, `ident` the author and committer line's value."""
+def fast_import_commit(ref, idents, text, changes, parent=None):
+    """A commit command of `git fast-import`, as bytes: `idents` are the
+    author and the committer (`git var`'s), `changes` its M and D
+    lines."""
     data = text.encode()
-    return (f"commit {ref}\nauthor {ident}\ncommitter {ident}\n"
-            f"data {len(data)}\n{text}\n"
-            + (f"from {parent}\n" if parent else "")
-            + "".join(line + "\n" for line in changes) + "\n")
+    return (f"commit {ref}\nauthor {idents[0]}\ncommitter {idents[1]}\n"
+            f"data {len(data)}\n").encode() + data + (
+                "\n" + (f"from {parent}\n" if parent else "")
+                + "".join(line + "\n" for line in changes) + "\n").encode()
 
 
 def remove_compat(path, commit):
@@ -67,21 +73,21 @@ remove the compatibility macros that mapped them onto struct notifier_head.
 """
 
 
-def build_series(kver, work, out, jobs, stage):
+def build_series(kver, work, out, jobs, stage, yaml_text):
     """Makes BRANCH: core patches, one conversion commit per subsystem,
     the removal; returns (tree, core, groups, conversion report).  The
     files that end as they were keep their time (make rebuilds nothing
     for them)."""
     with patches.stamps_kept(tree.prepare(kver, work).path):
-        return _build_series(kver, work, out, jobs, stage)
+        return _build_series(kver, work, out, jobs, stage, yaml_text)
 
 
-def _build_series(kver, work, out, jobs, stage):
+def _build_series(kver, work, out, jobs, stage, yaml_text):
     kernel_tree, core, report = convert_tree.convert_branch(kver, work, out,
                                                             jobs)
     git = kernel_tree.path
     converted = tree.git(git, "rev-parse", convert_tree.BRANCH).strip()
-    _, entries = classification.load(classify.yaml_path(kver))
+    _, entries = classification.load(classify.yaml_path(kver), yaml_text)
     changed = tree.git(git, "diff", "--name-only", core, converted).split()
     with Step(f"finding the MAINTAINERS section of {len(changed)} files "
               "(scripts/get_maintainer.pl)"):
@@ -127,16 +133,18 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
     """Makes BRANCH with one `git fast-import`, then checks it out: only
     the files that differ from the conversion are written."""
     prefixes = split.prefixes(groups)
-    ident = tree.git(git, "var", "GIT_COMMITTER_IDENT").strip()
-    signer = ident.rsplit(" ", 2)[0]
+    idents = [tree.git(git, "var", f"GIT_{who}_IDENT").strip()
+              for who in ("AUTHOR", "COMMITTER")]
+    signer = idents[1].rsplit(" ", 2)[0]
     header = "include/linux/notifier.h"
     blobs = {}
-    for line in tree.git(git, "ls-tree", "-r", converted, "--", header,
-                         *(f for _, files in groups for f in files)
-                         ).splitlines():
-        meta, name = line.split("\t", 1)
+    for entry in tree.git(git, "ls-tree", "-r", "-z", converted, "--",
+                          header, *(f for _, files in groups for f in files)
+                          ).split("\0")[:-1]:
+        meta, name = entry.split("\t", 1)
         blobs[name] = (meta.split()[0], meta.split()[2])
-    ref = "refs/heads/" + BRANCH
+    # Made on a ref of its own, checked, then moved to BRANCH.
+    ref = "refs/heads/notifier-series/split-scratch"
     with Step(f"committing {len(groups)} subsystem patches on {BRANCH}"):
         stream, parent = [], core
         for section, files in groups:
@@ -150,20 +158,30 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                                  entries, kver, why, lines, removed,
                                  wrappers)
             stream.append(fast_import_commit(
-                ref, ident, message(git, text, signer),
+                ref, idents, message(git, text, signer),
                 [f"M {blobs[f][0]} {blobs[f][1]} {f}" if f in blobs
                  else f"D {f}" for f in files], parent))
             parent = None
         stream.append(fast_import_commit(
-            ref, ident, message(git, REMOVAL_MESSAGE.format(
+            ref, idents, message(git, REMOVAL_MESSAGE.format(
                 subject=REMOVAL_SUBJECT), signer),
             [f"M {blobs[header][0]} {remove_compat(git, converted)} "
              f"{header}"], parent))
-        tree.git(git, "fast-import", "--quiet", "--force", "--done",
-                 input="".join(stream) + "done\n")
-        if tree.git(git, "diff", "--stat", BRANCH + "~1", converted).strip():
-            raise Error("the subsystem patches do not add up to the "
-                        "conversion commit")
+        proc = subprocess.run(["git", "-C", git, "fast-import", "--quiet",
+                               "--force", "--done"],
+                              input=b"".join(stream) + b"done\n",
+                              capture_output=True)
+        if proc.returncode:
+            raise Error(f"git fast-import of the subsystem patches in {git} "
+                        f"failed: {proc.stderr.decode(errors='replace')}")
+        try:
+            if tree.git(git, "diff", "--stat", ref + "~1",
+                        converted).strip():
+                raise Error("the subsystem patches do not add up to the "
+                            "conversion commit")
+            tree.git(git, "update-ref", "refs/heads/" + BRANCH, ref)
+        finally:
+            tree.git(git, "update-ref", "-d", ref)
         tree.git(git, "checkout", "-q", BRANCH)
 
 
@@ -236,32 +254,34 @@ def cover_letter(kver, version, entries, groups, checks, patches,
                                                       e["chain"]))]
 
     intro = [
-        "In November 2005 Chandra Seetharaman and Alan Stern posted "
+        "In November 2005 Chandra Seetharaman posted, with Alan Stern, "
         "\"[RFC][PATCH 0/7]: Fix for unsafe notifier chain\": notifier "
         "chains were walked without a lock, so every chain got one head, "
         "struct notifier_head, that says whether it is ATOMIC (walked under "
         "RCU, its unregister waits for synchronize_rcu()) or BLOCKING "
         "(walked under the head's rwsem), with writers in process context "
         "taking the rwsem.",
-        "Mainline chose another design in 2006: a head of its own for each "
-        "kind, atomic heads whose writers take a spinlock, blocking heads "
-        "on an rwsem, raw heads that their callers lock, and SRCU heads "
-        "later.  The objections to one head were that some writers run in "
-        "atomic context or before the scheduler, where an rwsem cannot be "
-        "taken, and a chain's kind became what its author picked when "
-        "defining it.",
-        "This series revisits the 2005 design because the tools to answer "
-        "those objections now exist.  Each chain's class is a reviewed "
-        f"decision, classify/linux-{kver}.yaml, with the evidence of its "
-        "callers and callouts, instead of the kind picked when it was "
-        "defined.  The writers that run in atomic context are found through "
-        "the call graph and fixed by patches before the core patch (below), "
-        "so that no point of the series brings a bug.  Writers before the "
-        "scheduler keep mainline's early-boot path.  What the rwsem costs "
-        "is measured (below).  What the kernel learned since 2005 stays: "
-        "unique-priority registration, robust calls, is-empty, the "
-        "duplicate-registration warning, the tracepoints, sparse's __rcu "
-        "and lockdep-checked dereferences.",
+        "Mainline took another design in 2006 (commit e041c683412d, "
+        "\"Notifier chain update: API changes\", in 2.6.17): a head type "
+        "per kind, atomic heads whose writers take a spinlock, blocking "
+        "heads on an rwsem, raw heads that their users lock, and SRCU heads "
+        "later.  Under a spinlock an atomic chain's writers may run in any "
+        "context, where the 2005 rule needed every writer of an atomic "
+        "chain in process context, and the RFC had to fix callers to get "
+        "there.",
+        "This series revisits the 2005 design because that rule can now be "
+        "checked.  Each chain's class is a reviewed decision, "
+        f"classify/linux-{kver}.yaml, with the evidence of its callers and "
+        "callouts.  The writers that run in atomic context are found through "
+        "the call graph and fixed by patches placed before the core patch, "
+        "so that the rule holds at every point of the series (the sites and "
+        "their status are below).  Writers that run before the scheduler "
+        "take the early-boot path that mainline's blocking chains have, on "
+        "atomic chains too.  Its cost in bytes and instructions is said "
+        "below.  What the kernel learned since 2005 stays: unique-priority "
+        "registration, robust calls of blocking chains, is-empty, the "
+        "duplicate-registration warning, sparse's __rcu and lockdep-checked "
+        "dereferences.",
         f"The series is generated for Linux {version}: the fixes and the "
         "core patches are hand-written, the conversion is "
         "cocci/notifier_convert.cocci driven by the classification, split "
@@ -431,9 +451,9 @@ def summary_lines(report):
         f"warnings, {cp['checks']} checks in {report['patches']} patches",
         f"typed API uses left in *.c, *.h and *.S after the removal: "
         f"{len(report['typed_api_left'])}",
-        "git am on the pristine tree: " + ("applies" if report["applies"]
-                                           else "FAILS: "
-                                           + report["applies_why"]),
+        "the patches applied in order to the pristine tree (git apply): "
+        + ("they give the series' tree" if report["applies"]
+           else "FAILS: " + report["applies_why"]),
         "compile-test: not run (--no-compile-test)" if ct.get("skipped")
         else "compile-test (allmodconfig, one object per file, "
         + ("x86_64 and the cross compilers"
@@ -531,8 +551,15 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     given_jobs, jobs = jobs, jobs or os.cpu_count() or 1
     folder = os.path.join(out, kver, "series")
     stage = output.stage(folder)
+    # The classification as this run reads it, kept beside the patches.
+    try:
+        with open(classify.yaml_path(kver), encoding="utf-8") as f:
+            yaml_text = f.read()
+    except (OSError, UnicodeDecodeError):
+        classification.load(classify.yaml_path(kver))   # the file:line
+        raise
     kernel_tree, core, groups, conversion, entries = build_series(
-        kver, work, out, jobs, stage)
+        kver, work, out, jobs, stage, yaml_text)
     git = kernel_tree.path
     items, unused = classify.judged(
         kver, work, jobs, entries,
@@ -615,10 +642,13 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
             report["port"] = port.write(kver, report["since"]["from"], git,
                                         out, stage, entries)
     report["summary"] = summary_lines(report)
-    rev = mail.revision(git, kver, ids)
+    rev = mail.revision(git, kver, mail.patches_of(git, tree.PRISTINE,
+                                                   BRANCH))
     report["revision"] = rev.number
-    shutil.copyfile(classify.yaml_path(kver),
-                    os.path.join(stage, CLASSIFICATION))
+    with open(os.path.join(stage, CLASSIFICATION), "w",
+              encoding="utf-8") as f:
+        f.write(yaml_text)
+    archive(out, kver, rev.number)
     body = _write_cover(cover, kver, kernel_tree.version, entries, groups,
                         report["summary"], files, items,
                         classify.rule_findings(kver, out, kernel_tree),
@@ -635,11 +665,6 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     report["b4_applies"], report["b4_applies_why"] = applies(git, sent[1:])
     report["green"] = green(report)
     report["seconds"] = round(time.monotonic() - start, 1)
-    if rev.new and os.path.isdir(folder):
-        kept = revision_folder(out, kver, rev.number - 1)
-        if not os.path.exists(kept):
-            os.makedirs(os.path.dirname(kept), exist_ok=True)
-            os.replace(folder, kept)
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
@@ -654,29 +679,49 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     return 0 if report["green"] else 1
 
 
+def archive(out, kver, number):
+    """Moves the published series of an earlier revision than `number`
+    (its report.json says which) to out/<kver>/revisions/v<N>/, replacing
+    an older copy of the same revision."""
+    folder = os.path.join(out, kver, "series")
+    try:
+        published = output.read_json(os.path.join(folder, "report.json"))
+    except (OSError, ValueError):
+        return
+    old = published.get("revision")
+    if isinstance(old, int) and old < number:
+        kept = revision_folder(out, kver, old)
+        shutil.rmtree(kept, ignore_errors=True)
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        os.replace(folder, kept)
+        say(f"    v{old}'s series kept in {kept}")
+
+
 def _changes(git, kver, rev, out, stage, entries, checks):
-    """The "Changes since" lines of revision `rev` (None for v1), and
+    """The "Changes since" lines of revision `rev` (None for v1), from
+    the last revision's folder (archive()) and its sent tag; writes
     range-diff.txt beside the patches."""
     if rev.number == 1:
         return None
     number = rev.number - 1
     text = mail.range_diff(git, kver, number, BRANCH)
-    with open(os.path.join(stage, "range-diff.txt"), "w",
-              encoding="utf-8") as f:
-        f.write(text)
-    # The published folder is still the last revision's when this run
-    # makes a new one.
-    folder = (os.path.join(out, kver, "series") if rev.new
-              else revision_folder(out, kver, number))
+    if text is not None:
+        with open(os.path.join(stage, "range-diff.txt"), "w",
+                  encoding="utf-8") as f:
+            f.write(text)
+    folder = revision_folder(out, kver, number)
     old_entries = old_checks = None
-    if os.path.exists(os.path.join(folder, CLASSIFICATION)):
+    try:
         _, old_entries = classification.load(os.path.join(folder,
                                                           CLASSIFICATION))
+    except Error:
+        pass            # not kept, or not readable: said in the letter
     if os.path.exists(os.path.join(folder, "report.json")):
         old_checks = output.read_json(os.path.join(
             folder, "report.json")).get("summary")
     return mail.changes(number, old_entries, entries,
-                        mail.patch_changes(text), old_checks, checks)
+                        mail.patch_changes(text) if text is not None
+                        else None, old_checks, checks)
 
 
 def revision_folder(out, kver, number):

@@ -243,6 +243,15 @@ def prepare(kver, work=None, tarball=None):
                 say(f"    reusing the pristine tree of Linux "
                     f"{record['kernel']} ({record['package']})")
                 return Tree(kver, path, record)
+            sent = git(path, "tag", "-l", "sent/*").split()
+            if sent:
+                raise Error(
+                    f"{tarball} changed since {record['package']}, but "
+                    f"{path} holds the revisions of its b4 series "
+                    f"({', '.join(sent)}), which extracting it again "
+                    f"would lose: keep them (git -C {path} bundle create "
+                    f"FILE --tags='sent/*' 'refs/heads/b4/*'), then "
+                    "delete them")
             say(f"    {tarball} changed since {record['package']}: "
                 "extracting it again")
         os.makedirs(work, exist_ok=True)
