@@ -237,3 +237,23 @@ class EvidenceStampTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GrepCallersTest(unittest.TestCase):
+    """The callers' search finds each word, also where a shorter name of
+    the same search is its prefix (git grep -P -w misses that one)."""
+
+    def test_a_name_whose_prefix_is_another_name(self):
+        from tests.fake_kernel import make_tarball
+        from notifier_series import tree
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        kernel = tree.prepare("9.9", os.path.join(tmp, "work"),
+                              make_tarball(tmp, extra={
+                                  "a.c": "/* inform the notifiers */\n",
+                                  "b.c": "int notifier;\n"}))
+        self.assertEqual(evidence.grep_callers(kernel.path,
+                                               ["notifier", "notifiers"]),
+                         {"notifier": {"b.c"}, "notifiers": {"a.c"}})
+        self.assertEqual(evidence.grep_files(kernel.path, "notifiers?",
+                                             words=True), ["a.c", "b.c"])

@@ -141,6 +141,22 @@ class ApplyTest(unittest.TestCase):
         self.assertEqual(os.stat(c).st_mtime_ns, times[0])
         self.assertNotEqual(os.stat(make).st_mtime_ns, times[1])
 
+    def test_a_file_left_changed_does_not_get_its_time_back(self):
+        # A run stopped mid-way (an interrupted spatch) leaves a file that
+        # differs from its index entry: it must not look older than its
+        # object to make.
+        patches.apply(self.tree, self.patch)
+        c = os.path.join(self.tree.path, "kernel/notifier.c")
+        os.utime(c, ns=(PAST, PAST))
+        try:
+            with patches.stamps_kept(self.tree.path):
+                with open(c, "a") as f:
+                    f.write("/* half-written */\n")
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass
+        self.assertNotEqual(os.stat(c).st_mtime_ns, PAST)
+
     def test_failing_patch_leaves_a_clean_tree(self):
         bad = os.path.join(self.tmp, "bad.patch")
         with open(self.patch[0]) as f:

@@ -31,9 +31,9 @@ def grep_files(tree_path, pattern, words=False):
     """Tracked .c and .h files of the tree matching the regex (git grep
     -P: Perl's, the same as the extended one for these patterns and
     several times faster on a kernel tree)."""
+    if words:           # not -w: git 2.39's -w with -P misses matches
+        pattern = rf"\b(?:{pattern})\b"
     cmd = ["git", "-C", tree_path, "grep", "-l", "-P"]
-    if words:
-        cmd.append("-w")
     proc = subprocess.run(cmd + ["-e", pattern, "--", "*.c", "*.h"],
                           capture_output=True, text=True)
     if proc.returncode not in (0, 1):
@@ -46,10 +46,12 @@ def grep_callers(tree_path, names):
     found = {name: set() for name in names}
     names = sorted(names)
     for i in range(0, len(names), 200):
-        # -P: glibc's regex takes several times longer on an alternation.
-        pattern = "|".join(re.escape(n) for n in names[i:i + 200])
-        proc = subprocess.run(["git", "-C", tree_path, "grep", "-o", "-w",
-                               "-P", "-e", pattern, "--", "*.c", "*.h"],
+        # -P: glibc's regex takes longer on an alternation; \b, not -w,
+        # which git 2.39 gets wrong with -P (it misses most matches).
+        pattern = (r"\b(?:" + "|".join(re.escape(n) for n in
+                                       names[i:i + 200]) + r")\b")
+        proc = subprocess.run(["git", "-C", tree_path, "grep", "-o", "-P",
+                               "-e", pattern, "--", "*.c", "*.h"],
                               capture_output=True, text=True)
         if proc.returncode not in (0, 1):
             raise Error(f"git grep failed in {tree_path}: "
