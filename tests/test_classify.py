@@ -235,9 +235,6 @@ class EvidenceStampTest(unittest.TestCase):
                 self.assertNotEqual(classify.evidence_stamp(source), before)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class GrepCallersTest(unittest.TestCase):
     """The callers' search finds each word, also where a shorter name of
@@ -257,3 +254,48 @@ class GrepCallersTest(unittest.TestCase):
                          {"notifier": {"b.c"}, "notifiers": {"a.c"}})
         self.assertEqual(evidence.grep_files(kernel.path, "notifiers?",
                                              words=True), ["a.c", "b.c"])
+
+
+class GateInputsTest(unittest.TestCase):
+    """The gate's stamp holds the classification as the gate reads it:
+    a reworded chain reason keeps the judgement, anything else it reads
+    does not."""
+
+    YAML = """\
+kernel: 9.9.1
+chains:
+- chain: a_chain
+  defined: a.c
+  declared: blocking
+  class: blocking
+  reason: why
+  waivers:
+  - rule: blocking-called-atomic
+    file: b.c
+    function: f
+    reason: real, and old
+"""
+
+    def inputs(self, text):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, "linux-9.9.yaml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return classify.gate_inputs(path)
+
+    def test_only_a_chain_reason_is_left_out(self):
+        base = self.inputs(self.YAML)
+        self.assertEqual(self.inputs(self.YAML.replace(
+            "reason: why", "reason: why, said again")), base)
+        for changed in (
+                self.YAML.replace("class: blocking", "class: atomic"),
+                self.YAML.replace("real, and old", "real, and new"),
+                self.YAML.replace("function: f", "function: g"),
+                self.YAML.replace("reason: why", "reason: why\n  # moved")):
+            with self.subTest(changed):
+                self.assertNotEqual(self.inputs(changed), base)
+
+
+if __name__ == "__main__":
+    unittest.main()

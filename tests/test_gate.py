@@ -363,9 +363,6 @@ class CacheTest(unittest.TestCase):
         self.assertFalse(os.path.isdir(folder) and os.listdir(folder))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class JudgementTest(unittest.TestCase):
     """classify.judged(): the gate's last judgement answers only for the
@@ -412,12 +409,29 @@ class JudgementTest(unittest.TestCase):
 
     def test_a_changed_classification_is_judged_again(self):
         self.judge()
-        with open(self.yaml, "a", encoding="utf-8") as f:
-            f.write("# reviewed\n")
+        with open(self.yaml, encoding="utf-8") as f:
+            text = f.read()
+        with open(self.yaml, "w", encoding="utf-8") as f:
+            f.write(text.replace("function: alloc_call",
+                                 "function: alloc_call2"))
         self.assertEqual(self.judge()[1], ["problem 2"])
         self.assertEqual(self.judgements, 2)
+
+    def test_a_reworded_chain_reason_is_not_judged_again(self):
+        self.judge()
+        with open(self.yaml, encoding="utf-8") as f:
+            text = f.read()
+        with open(self.yaml, "w", encoding="utf-8") as f:
+            f.write(text.replace("reason: called under a lock",
+                                 "reason: called under a spinlock"))
+        self.assertEqual(self.judge()[1], ["problem 1"])
+        self.assertEqual(self.judgements, 1)
 
     def test_a_new_depth_is_judged_again(self):
         self.judge()
         classify.judged("demo", None, 1, [], lambda: "model", depth=3)
         self.assertEqual(self.judgements, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

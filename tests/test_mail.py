@@ -141,6 +141,18 @@ class B4BranchTest(unittest.TestCase):
         with self.assertRaisesRegex(mail.Error, "branch .* that is gone"):
             self.regenerate()
 
+    def test_a_tag_of_another_series_stops_the_run(self):
+        self.regenerate()
+        git(self.git, "tag", "-a", "-m", "x\n\n---\nchange-id: other\n",
+            mail.sent_tag("9.9", 1), "pristine")
+        git(self.git, "checkout", "-q", SERIES)
+        self.commit("b/b.c", "int b2;\n", "b: Convert b", amend=True)
+        with self.assertRaisesRegex(mail.Error, "of another series"):
+            self.regenerate()
+        self.assertIsNone(mail.range_diff(self.git, "9.9", 7, SERIES))
+        self.assertIn("The tag of v7 is gone",
+                      " ".join(mail.changes(7, [], [], None, None, [])))
+
     def test_changes_since_name_classes_patches_and_checks(self):
         old = [{"chain": "x_chain", "defined": "a/a.c", "class": "blocking",
                 "reason": "r"}]

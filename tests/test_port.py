@@ -33,18 +33,23 @@ class MatchTest(unittest.TestCase):
             ("d: Convert", None, "its files are gone: d/d.c")])
 
     def test_chains_new_gone_and_declared(self):
-        twins = [entry("twin", "x.c", "atomic", "atomic"),
-                 entry("twin", "y.c", "blocking", "blocking")]
-        old = twins + [entry("kept", "a.c", "atomic", "atomic"),
-                       entry("gone", "b.c", "blocking", "blocking"),
-                       entry("moved", "c.c", "atomic", "atomic")]
-        new = twins + [entry("kept", "a.c", "atomic", "atomic"),
+        # Two chains of one name: one keeps its file, one changes its
+        # declared kind.
+        old = [entry("twin", "y.c", "blocking", "blocking"),
+               entry("twin", "x.c", "atomic", "atomic"),
+               entry("kept", "a.c", "atomic", "atomic"),
+               entry("gone", "b.c", "blocking", "blocking"),
+               entry("moved", "c.c", "atomic", "atomic")]
+        new = [entry("twin", "y.c", "excluded", "raw"),
+               entry("twin", "x.c", "atomic", "atomic"),
+               entry("kept", "a.c", "atomic", "atomic"),
                entry("moved", "d.c", "excluded", "raw"),
                entry("fresh", "e.c", "blocking", "blocking")]
         self.assertEqual(port.chain_changes(old, new), {
             "new": ["e.c: fresh (blocking, blocking)"],
             "gone": ["b.c: gone (blocking, blocking)"],
-            "declared": ["d.c: moved atomic -> raw"]})
+            "declared": ["d.c: moved atomic -> raw",
+                         "y.c: twin blocking -> raw"]})
 
 
 class CoreRangeDiffTest(unittest.TestCase):

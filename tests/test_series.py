@@ -350,6 +350,23 @@ class CommitGroupsTest(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def test_commits_add_up_and_the_checkout_keeps_its_files(self):
+        from unittest import mock
+        # Whatever the user's configuration, and an author who is not
+        # the committer.
+        config = os.path.join(self.tmp, "gitconfig")
+        for key, value in (("trailer.ifmissing", "doNothing"),
+                           ("trailer.where", "start"),
+                           ("commit.cleanup", "verbatim")):
+            fake_git(self.tmp, "config", "-f", config, key, value)
+        idents = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.org",
+                  "GIT_COMMITTER_NAME": "C",
+                  "GIT_COMMITTER_EMAIL": "c@example.org",
+                  "GIT_CONFIG_GLOBAL": config}
+        with mock.patch.dict(os.environ, idents):
+            self.check_commits()
+
+    def check_commits(self):
+        from unittest import mock
         text = ("a: Convert\n\n# not a comment in a patch  \nBody, "
                 "Jos\u00e9's.\n\n---\nBelow a divider.\n\n\n")
         before = {n: os.stat(os.path.join(self.git, n)).st_mtime_ns
@@ -384,8 +401,10 @@ class CommitGroupsTest(unittest.TestCase):
         # The message is the one git commit -s -F writes.
         with open(os.path.join(stage, "m"), "w") as f:
             f.write(text)
-        fake_git(self.git, "commit", "-q", "--allow-empty", "-s", "-F",
-                 os.path.join(stage, "m"))
+        # git commit -s as it is without configuration.
+        with mock.patch.dict(os.environ, series.PLAIN_GIT):
+            fake_git(self.git, "commit", "-q", "--allow-empty", "-s", "-F",
+                     os.path.join(stage, "m"))
         self.assertNotIn("split-scratch", fake_git(self.git, "for-each-ref"))
         for what in ("%B", "%an <%ae>", "%cn <%ce>"):
             self.assertEqual(fake_git(self.git, "log", "-1",
@@ -399,8 +418,9 @@ class CommitGroupsTest(unittest.TestCase):
 
 
 class ArchiveTest(unittest.TestCase):
-    """The published series of an earlier revision moves to
-    out/<kver>/revisions/vN/ whatever made the revision new."""
+    """The published series of another revision moves to
+    out/<kver>/revisions/vN/, and one of another series (its change-id)
+    to revisions/<change-id>/vN/, whatever made the revision new."""
 
     def setUp(self):
         self.out = tempfile.mkdtemp()
@@ -411,15 +431,62 @@ class ArchiveTest(unittest.TestCase):
         os.makedirs(self.folder, exist_ok=True)
         output.write_json(os.path.join(self.folder, "report.json"), report)
 
-    def test_an_earlier_revision_is_kept_the_same_is_not(self):
-        self.publish({"revision": 2})
-        series.archive(self.out, "6.1", 2)
+    def test_kept_by_revision_and_series(self):
+        from tools.notifier_series.mail import Revision
+        self.publish({"revision": 2, "change_id": "a"})
+        series.archive(self.out, "6.1", Revision(2, "a", {}))
         self.assertTrue(os.path.isdir(self.folder))
-        series.archive(self.out, "6.1", 3)
+        series.archive(self.out, "6.1", Revision(3, "a", {}))
         self.assertFalse(os.path.exists(self.folder))
         self.assertEqual(output.read_json(os.path.join(
             series.revision_folder(self.out, "6.1", 2), "report.json")),
-            {"revision": 2})
+            {"revision": 2, "change_id": "a"})
+        self.publish({"revision": 3, "change_id": "a"})
+        series.archive(self.out, "6.1", Revision(1, "b", {}))
+        self.assertTrue(os.path.isdir(os.path.join(
+            self.out, "6.1", "revisions", "a", "v3")))
+        self.assertTrue(os.path.isdir(series.revision_folder(
+            self.out, "6.1", 2)))
         self.publish({})            # a report of before the revisions
-        series.archive(self.out, "6.1", 3)
+        series.archive(self.out, "6.1", Revision(3, "a", {}))
         self.assertTrue(os.path.isdir(self.folder))
+
+
+class AppliesTest(unittest.TestCase):
+    """The check that the patches give the series' tree is kept for the
+    same diffs and trees: headers git apply does not read change
+    nothing, a diff does."""
+
+    def test_kept_for_the_same_diffs_only(self):
+        from unittest import mock
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        kernel = tree.prepare("9.9", os.path.join(tmp, "work"),
+                              make_tarball(tmp, extra={"a.c": "int a;\n"}))
+        git = kernel.path
+        fake_git(git, "checkout", "-q", "-b", series.BRANCH)
+        with open(os.path.join(git, "a.c"), "a") as f:
+            f.write("int b;\n")
+        fake_git(git, *IDENT, "commit", "-q", "-a", "-m", "a: b")
+        fake_git(git, "format-patch", "-q", "-o", tmp, "pristine")
+        patch = os.path.join(tmp, "0001-a-b.patch")
+        cache = os.path.join(tmp, "cache")
+        calls = []
+        real = series.scratch_apply
+
+        def counted(*args):
+            calls.append(1)
+            return real(*args)
+        with mock.patch.object(series, "scratch_apply", counted):
+            self.assertEqual(series.applies(git, [patch], cache), (True, ""))
+            with open(patch) as f:
+                text = f.read()
+            with open(patch, "w") as f:
+                f.write(text.replace("Subject:", "X-Other: 1\nSubject:"))
+            self.assertEqual(series.applies(git, [patch], cache), (True, ""))
+            self.assertEqual(len(calls), 1)
+            with open(patch, "w") as f:
+                f.write(text.replace("+int b;", "+int c;"))
+            self.assertFalse(series.applies(git, [patch], cache)[0])
+            self.assertFalse(series.applies(git, [patch], cache)[0])
+            self.assertEqual(len(calls), 3)

@@ -232,7 +232,9 @@ def _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
     x86 = arch.name == arches.DEFAULT and core is not None
     if x86:
         with Step("checkpatch.pl --strict on the core patches"):
-            result["checkpatch"] = checkpatch.run(kernel_tree.path, core)
+            result["checkpatch"] = checkpatch.run(
+                kernel_tree.path, core,
+                cache=tree.cache(kernel_tree, "checkpatch"))
         with open(os.path.join(stage, "checkpatch.txt"), "w",
                   encoding="utf-8") as f:
             f.write("\n".join(result["checkpatch"].pop("patches").values()))

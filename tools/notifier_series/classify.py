@@ -106,6 +106,7 @@ def _keep_linked(path, key, graph, figures):
             pickle.dump(key, f)
             pickle.dump((graph, figures), f,
                         protocol=pickle.HIGHEST_PROTOCOL)
+        os.chmod(tmp, 0o644)            # mkstemp's is 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -120,16 +121,30 @@ def gate_cache(kernel_tree):
 
 def gate_stamp(kver, kernel_tree, depth):
     """What the gate's judgement of `kver` depends on: the pristine
-    commit, the classification, the fix patches, the depth, spatch's
-    version and the toolkit's own code and semantic patches."""
+    commit, what it reads of the classification (gate_inputs()), the fix
+    patches, the depth, spatch's version and the toolkit's own code and
+    semantic patches."""
     h = hashlib.sha256(f"{depth} {evidence.spatch_version(None)} ".encode())
     h.update(tree.git(kernel_tree.path, "rev-parse",
                       tree.PRISTINE + "^{commit}").encode())
     h.update(tree.code_state().encode())
-    for path in [yaml_path(kver)] + gate.fix_patches(kver):
+    h.update(gate_inputs(yaml_path(kver)).encode())
+    for path in gate.fix_patches(kver):
         h.update(f"{os.path.relpath(path, tree.REPO)} "
                  f"{tree.sha256(path)}\n".encode())
     return h.hexdigest()
+
+
+def gate_inputs(path):
+    """The classification as the gate reads it: every field of every
+    entry and waiver, with their lines (its messages quote them), but a
+    chain's own reason, which only the audit and the series' messages
+    show.  A reworded reason does not make the gate judge again."""
+    _, entries = classification.load(path)
+    return json.dumps([[{k: v for k, v in e.items()
+                         if k not in ("reason", "waivers")}, e.line,
+                        [[dict(w), w.line] for w in e.get("waivers", [])]]
+                       for e in entries], sort_keys=True, default=str)
 
 
 def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):

@@ -203,7 +203,8 @@ def state(kernel_path, pristine, files, arches):
     """What the compile-test's answer depends on: the content of both
     trees, the files, the architectures, each compiler's version, what
     the environment gives make, and the toolkit's code; None when a tree
-    has changes that are not committed (then nothing is kept)."""
+    has changes that are not committed (then nothing is kept).  Not
+    MAKEFLAGS: make's jobserver changes it at every run."""
     parts = [tree.code_state(), " ".join(sorted(files)),
              repr(sorted(arches) if arches is not None else None)]
     for path in (kernel_path, pristine):
@@ -217,7 +218,7 @@ def state(kernel_path, pristine, files, arches):
                   for tool in (("gcc", "as", "ld") if chain else ())]
     parts += sorted(f"{k}={v}" for k, v in os.environ.items()
                     if k.startswith(("K", "ARCH", "CROSS", "CC", "HOST",
-                                     "PATH", "LLVM", "MAKE")))
+                                     "PATH", "LLVM")))
     return memo.key(*parts)
 
 

@@ -6,7 +6,7 @@ to out/<kver>/convert/, and the converted tree can be boot-tested."""
 import os
 import subprocess
 
-from . import boottest, classify, convert, output, patches, tree
+from . import boottest, classify, convert, memo, output, patches, tree
 from .progress import Error, Step, say
 
 BRANCH = "notifier-series/convert"
@@ -44,6 +44,29 @@ def typed_uses(path, sources=SOURCES):
     return found
 
 
+def whole_tree_inputs(git, yaml, exclude):
+    """What a conversion of the whole checkout depends on besides the
+    checkout itself: the classification's text, the files left out, what
+    spatch's result on every file depends on (convert._fixed()) and the
+    toolkit's code."""
+    with open(yaml, "rb") as f:
+        text = f.read()
+    return memo.key(text, " ".join(sorted(exclude)), convert._fixed(
+        git, convert.spatch_env())[0], tree.code_state())
+
+
+def _converted(git, kept, digest):
+    """The report of the conversion kept under `digest`, its tree checked
+    out on BRANCH (only the files it changes are written), or None."""
+    found = memo.get(kept, digest)
+    if found is None or tree.git(git, "cat-file", "-t", found["tree"],
+                                 check=False).strip() != "tree":
+        return None
+    tree.git(git, "read-tree", "-u", "--reset", found["tree"])
+    say(f"    the conversion of the same tree and inputs, from {kept}")
+    return found["report"]
+
+
 def convert_branch(kver, work=None, out=None, jobs=None):
     """Converts the tree of `kver` on BRANCH, on top of the core patches;
     writes out/<kver>/convert/.  Returns (tree, core commit, report)."""
@@ -60,12 +83,20 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     added = tree.git(git, "diff", "--name-only", "--diff-filter=A",
                      tree.PRISTINE, core).split()
     spatch_cache = tree.cache(kernel_tree, "spatch")
+    kept = tree.cache(kernel_tree, "convert")
+    inputs = whole_tree_inputs(git, yaml, added)
     try:
         with Step(f"converting Linux {kernel_tree.version} with spatch"):
-            report = convert.convert(git, yaml, jobs, in_place=True,
-                                     report_path=os.path.join(
-                                         stage, "report.json"),
-                                     exclude=added, cache=spatch_cache)
+            digest = memo.key("convert", core, inputs)
+            report = _converted(git, kept, digest)
+            fresh = report is None
+            if fresh:
+                report = convert.convert(git, yaml, jobs, in_place=True,
+                                         report_path=os.path.join(
+                                             stage, "report.json"),
+                                         exclude=added, cache=spatch_cache)
+            else:
+                output.write_json(os.path.join(stage, "report.json"), report)
     except Error:
         tree.git(git, "checkout", "-q", "-f", core)
         tree.git(git, "checkout", "-q", "-B", BRANCH, core)
@@ -78,20 +109,27 @@ def convert_branch(kver, work=None, out=None, jobs=None):
             f.write(message(kver, report))
         tree.git(git, "commit", "-q", "--no-verify", "-s", "-F", msg)
         os.unlink(msg)
+        # A conversion without problems is kept: its tree and report.
+        if fresh and not report["spatch_problems"] and not report["errors"]:
+            memo.put(kept, digest, {"tree": tree.git(
+                git, "rev-parse", "HEAD^{tree}").strip(), "report": report})
         tree.git(git, "format-patch", "-q", "--no-signature",
                  "--zero-commit", "-o", stage, f"{core}..HEAD")
     left = typed_uses(git)
     report["typed_api_left"] = left
     with Step("converting the converted tree again, which must change "
               "nothing"):
-        again = convert.convert(git, yaml, jobs, exclude=added,
-                                cache=spatch_cache)
-    report["second_run_files_changed"] = again["files_changed"]
+        again = memo.cached(
+            kept, memo.key("convert again", tree.git(
+                git, "rev-parse", "HEAD^{tree}"), inputs),
+            lambda: convert.convert(git, yaml, jobs, exclude=added,
+                                    cache=spatch_cache)["files_changed"],
+            keep=lambda changed: not changed)
+    report["second_run_files_changed"] = again
     report["commit"] = tree.git(git, "rev-parse", "HEAD").strip()
     output.publish(stage, folder, "report.json", report)
-    if again["files_changed"]:
-        say("    a second run would change " +
-            ", ".join(again["files_changed"]))
+    if again:
+        say("    a second run would change " + ", ".join(again))
     if left:
         say(f"    typed API uses left outside the compatibility layer "
             f"({len(left)}):\n      " + "\n      ".join(left[:30]))

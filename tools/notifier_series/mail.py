@@ -135,7 +135,10 @@ def revision(git, kver, ids):
 
 
 def tag_change_id(git, tag):
-    """The change-id: line of a sent tag's message, as b4 reads it."""
+    """The change-id: line of a sent tag's message, as b4 reads it (None
+    for a tag without one, or a lightweight tag)."""
+    if tree.git(git, "cat-file", "-t", tag).strip() != "tag":
+        return None
     for line in tree.git(git, "cat-file", "tag", tag).splitlines():
         if line.lower().startswith("change-id:"):
             return line.split(":", 1)[1].strip()

@@ -69,7 +69,9 @@ def chain_changes(old_entries, new_entries):
     for k, e in sorted(after.items()):
         old = before.get(k)
         if old is None and len(names.get(e["chain"], [])) == 1 and \
-                key(names[e["chain"]][0]) not in after:
+                key(names[e["chain"]][0]) not in after and \
+                key(names[e["chain"]][0]) not in matched and \
+                sum(n["chain"] == e["chain"] for n in after.values()) == 1:
             old = names[e["chain"]][0]      # moved to another file
         if old is not None:
             matched.add(key(old))

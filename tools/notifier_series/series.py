@@ -30,15 +30,22 @@ COMPAT = re.compile(r"\n/\*\n \* The typed atomic and blocking API of before "
                     re.S)
 
 
-def message(path, text, signer):
+# git with no configuration but its defaults: git commit -s ignores the
+# trailer.* and commit.* settings that interpret-trailers would read.
+PLAIN_GIT = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def message(text, signer):
     """The message that `git commit -s -F` writes for `text`: whitespace
     cleaned up, then the sign-off added as git commit adds it, whatever
-    the user's trailer configuration says."""
-    return tree.git(path, "-c", "trailer.where=end", "-c",
-                    "trailer.ifexists=addIfDifferentNeighbor",
-                    "interpret-trailers", "--no-divider", "--trailer",
-                    f"Signed-off-by: {signer}",
-                    input=tree.git(path, "stripspace", input=text))
+    the user's or the tree's git configuration says."""
+    def plain(*args, data):
+        return subprocess.run(["git"] + list(args), cwd="/", input=data,
+                              env=dict(os.environ, **PLAIN_GIT), text=True,
+                              capture_output=True, check=True).stdout
+    return plain("interpret-trailers", "--no-divider", "--trailer",
+                 f"Signed-off-by: {signer}",
+                 data=plain("stripspace", data=text))
 
 
 def fast_import_commit(ref, idents, text, changes, parent=None):
@@ -158,12 +165,12 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
                                  entries, kver, why, lines, removed,
                                  wrappers)
             stream.append(fast_import_commit(
-                ref, idents, message(git, text, signer),
+                ref, idents, message(text, signer),
                 [f"M {blobs[f][0]} {blobs[f][1]} {f}" if f in blobs
                  else f"D {f}" for f in files], parent))
             parent = None
         stream.append(fast_import_commit(
-            ref, idents, message(git, REMOVAL_MESSAGE.format(
+            ref, idents, message(REMOVAL_MESSAGE.format(
                 subject=REMOVAL_SUBJECT), signer),
             [f"M {blobs[header][0]} {remove_compat(git, converted)} "
              f"{header}"], parent))
@@ -224,15 +231,32 @@ def add_headers(patch, to, cc):
         f.write(text)
 
 
-def applies(path, patch_files):
-    """True when the patches apply in order to the pristine tree and give
-    the series' tree; checked on a scratch index, the tree is untouched."""
-    got, why = scratch_apply(path, tree.PRISTINE, patch_files)
-    if got is None:
-        return False, why
-    if got != tree.git(path, "rev-parse", BRANCH + "^{tree}").strip():
-        return False, "the patches apply but do not give the series' tree"
-    return True, ""
+def applies(path, patch_files, cache=None):
+    """(True, "") when the patches apply in order to the pristine tree and
+    give the series' tree, else (False, why); checked on a scratch index,
+    the tree is untouched.  With a `cache` folder, a success is kept under
+    what git apply reads: the diffs, in order, the two trees and git's
+    version."""
+    want = tree.git(path, "rev-parse", BRANCH + "^{tree}").strip()
+
+    def check():
+        got, why = scratch_apply(path, tree.PRISTINE, patch_files)
+        if got is None:
+            return [False, why]
+        if got != want:
+            return [False, "the patches apply but do not give the series' "
+                    "tree"]
+        return [True, ""]
+    diffs = []
+    for patch in patch_files:
+        with open(patch, "rb") as f:
+            text = f.read()
+        start = text.find(b"\ndiff --git ")
+        diffs.append(text[start:] if start >= 0 else b"")
+    digest = memo.key("git apply --cached", tree.git(path, "--version"),
+                      tree.git(path, "rev-parse", tree.PRISTINE + "^{tree}"),
+                      want, *diffs)
+    return tuple(memo.cached(cache, digest, check, keep=lambda r: r[0]))
 
 
 def cover_letter(kver, version, entries, groups, checks, patches,
@@ -474,6 +498,13 @@ def summary_lines(report):
             f"{kind} {run['verdict']}"
             for kind, run in (boot.get("torture") or {}).items())
             or "not run"),
+        *([f"port report of the {report['port']['from']} series: not "
+           f"written: {report['port']['not_written']}"]
+          if (report.get("port") or {}).get("not_written") else
+          [f"port report of the {report['port']['from']} series: "
+           f"{report['port']['carried']}/{report['port']['patches']} "
+           "patches carried (port-report.txt)"]
+          if report.get("port") else []),
         *([f"since the {report['since']['from']} series: "
            f"{len(report['since']['appeared'])} chains appeared, "
            f"{len(report['since']['vanished'])} vanished, "
@@ -606,7 +637,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
         git, ("*.c", "*.h", "*.S"))
     report["checkpatch_errors"] = cp["errors"]
     with Step("applying the series to the pristine tree"):
-        report["applies"], report["applies_why"] = applies(git, files)
+        report["applies"], report["applies_why"] = applies(
+            git, files, tree.cache(kernel_tree, "apply"))
     touched = tree.git(git, "diff", "--name-only", tree.PRISTINE,
                        BRANCH).split()
     if compile:
@@ -644,11 +676,10 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     report["summary"] = summary_lines(report)
     rev = mail.revision(git, kver, mail.patches_of(git, tree.PRISTINE,
                                                    BRANCH))
-    report["revision"] = rev.number
+    report["revision"], report["change_id"] = rev.number, rev.change_id
     with open(os.path.join(stage, CLASSIFICATION), "w",
               encoding="utf-8") as f:
         f.write(yaml_text)
-    archive(out, kver, rev.number)
     body = _write_cover(cover, kver, kernel_tree.version, entries, groups,
                         report["summary"], files, items,
                         classify.rule_findings(kver, out, kernel_tree),
@@ -662,9 +693,11 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
                                  report["summary"]))
     mail.enroll(git, kver, rev, BRANCH, body, *everyone)
     sent = mail.send(git, os.path.join(stage, "b4"))
-    report["b4_applies"], report["b4_applies_why"] = applies(git, sent[1:])
+    report["b4_applies"], report["b4_applies_why"] = applies(
+        git, sent[1:], tree.cache(kernel_tree, "apply"))
     report["green"] = green(report)
     report["seconds"] = round(time.monotonic() - start, 1)
+    archive(out, kver, rev)
     output.publish(stage, folder, "report.json", report)
     say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
         f"{folder}")
@@ -679,28 +712,39 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     return 0 if report["green"] else 1
 
 
-def archive(out, kver, number):
-    """Moves the published series of an earlier revision than `number`
-    (its report.json says which) to out/<kver>/revisions/v<N>/, replacing
-    an older copy of the same revision."""
-    folder = os.path.join(out, kver, "series")
+def _published(folder):
+    """(revision, change-id) of the series published in `folder`."""
     try:
-        published = output.read_json(os.path.join(folder, "report.json"))
+        report = output.read_json(os.path.join(folder, "report.json"))
     except (OSError, ValueError):
+        return None, None
+    return report.get("revision"), report.get("change_id")
+
+
+def archive(out, kver, rev):
+    """Moves the published series, when it is another revision than `rev`,
+    to out/<kver>/revisions/v<N>/, or revisions/<change-id>/v<N>/ when it
+    is of another series (a branch made again from v1), replacing an
+    older copy of the same."""
+    folder = os.path.join(out, kver, "series")
+    number, change_id = _published(folder)
+    if not isinstance(number, int) or (number, change_id) == (
+            rev.number, rev.change_id):
         return
-    old = published.get("revision")
-    if isinstance(old, int) and old < number:
-        kept = revision_folder(out, kver, old)
-        shutil.rmtree(kept, ignore_errors=True)
-        os.makedirs(os.path.dirname(kept), exist_ok=True)
-        os.replace(folder, kept)
-        say(f"    v{old}'s series kept in {kept}")
+    kept = (revision_folder(out, kver, number) if change_id == rev.change_id
+            else os.path.join(out, kver, "revisions", str(change_id),
+                              f"v{number}"))
+    shutil.rmtree(kept, ignore_errors=True)
+    os.makedirs(os.path.dirname(kept), exist_ok=True)
+    os.replace(folder, kept)
+    say(f"    v{number}'s series kept in {kept}")
 
 
 def _changes(git, kver, rev, out, stage, entries, checks):
     """The "Changes since" lines of revision `rev` (None for v1), from
-    the last revision's folder (archive()) and its sent tag; writes
-    range-diff.txt beside the patches."""
+    the last revision's folder, published or archived, when it is of the
+    same series, and its sent tag; writes range-diff.txt beside the
+    patches."""
     if rev.number == 1:
         return None
     number = rev.number - 1
@@ -709,14 +753,16 @@ def _changes(git, kver, rev, out, stage, entries, checks):
         with open(os.path.join(stage, "range-diff.txt"), "w",
                   encoding="utf-8") as f:
             f.write(text)
-    folder = revision_folder(out, kver, number)
+    folder = next((f for f in (os.path.join(out, kver, "series"),
+                               revision_folder(out, kver, number))
+                   if _published(f) == (number, rev.change_id)), None)
     old_entries = old_checks = None
-    try:
-        _, old_entries = classification.load(os.path.join(folder,
-                                                          CLASSIFICATION))
-    except Error:
-        pass            # not kept, or not readable: said in the letter
-    if os.path.exists(os.path.join(folder, "report.json")):
+    if folder:
+        try:
+            _, old_entries = classification.load(os.path.join(
+                folder, CLASSIFICATION))
+        except Error:
+            pass        # not readable: said in the letter
         old_checks = output.read_json(os.path.join(
             folder, "report.json")).get("summary")
     return mail.changes(number, old_entries, entries,

@@ -243,15 +243,17 @@ def prepare(kver, work=None, tarball=None):
                 say(f"    reusing the pristine tree of Linux "
                     f"{record['kernel']} ({record['package']})")
                 return Tree(kver, path, record)
-            sent = git(path, "tag", "-l", "sent/*").split()
+            sent = git(path, "for-each-ref", "--format=%(refname:short)",
+                       "refs/tags/sent/", "refs/heads/b4/").split()
             if sent:
                 raise Error(
                     f"{tarball} changed since {record['package']}, but "
-                    f"{path} holds the revisions of its b4 series "
+                    f"{path} holds its b4 series and the revisions of it "
                     f"({', '.join(sent)}), which extracting it again "
                     f"would lose: keep them (git -C {path} bundle create "
-                    f"FILE --tags='sent/*' 'refs/heads/b4/*'), then "
-                    "delete them")
+                    f"FILE --tags='sent/*' --branches='b4/*'; git fetch "
+                    f"FILE 'refs/*:refs/*' brings them back), then delete "
+                    "them")
             say(f"    {tarball} changed since {record['package']}: "
                 "extracting it again")
         os.makedirs(work, exist_ok=True)
