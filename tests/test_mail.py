@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import unittest.mock
 
 from tests.fake_kernel import IDENT, git, make_tarball
 from tools.notifier_series import mail, tree
@@ -63,6 +64,14 @@ class B4BranchTest(unittest.TestCase):
         self.assertIn("prefixes: RFC", info)
         self.assertIn(f"cover-subject: {mail.SUBJECT}", info)
         self.assertEqual(tree.local_changes(self.git), [])
+        # b4 prep -p, and --edit-cover (git-filter-repo) with an editor
+        # that renames the subject.
+        b4(self.git, "prep", "-p", os.path.join(self.tmp, "prep"))
+        self.assertEqual(len(os.listdir(os.path.join(self.tmp, "prep"))), 3)
+        with unittest.mock.patch.dict(os.environ, {
+                "EDITOR": "sed -i 1s/chains/chains-edited/"}):
+            b4(self.git, "prep", "--edit-cover")
+        self.assertIn("chains-edited", b4(self.git, "prep", "--show-info"))
         sent = mail.send(self.git, os.path.join(self.tmp, "sent"))
         self.assertEqual(len(sent), 3)
         for message in sent:

@@ -450,6 +450,10 @@ class ArchiveTest(unittest.TestCase):
         self.publish({})            # a report of before the revisions
         series.archive(self.out, "6.1", Revision(3, "a", {}))
         self.assertTrue(os.path.isdir(self.folder))
+        self.publish({"revision": 1})   # of before the change-ids
+        series.archive(self.out, "6.1", Revision(2, "a", {}))
+        self.assertTrue(os.path.isdir(series.revision_folder(
+            self.out, "6.1", 1)))
 
 
 class AppliesTest(unittest.TestCase):

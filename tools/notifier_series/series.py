@@ -712,13 +712,14 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     return 0 if report["green"] else 1
 
 
-def _published(folder):
-    """(revision, change-id) of the series published in `folder`."""
+def _published(folder, change_id):
+    """(revision, change-id) of the series published in `folder`; a
+    report of before change-ids were kept counts as `change_id`'s."""
     try:
         report = output.read_json(os.path.join(folder, "report.json"))
     except (OSError, ValueError):
         return None, None
-    return report.get("revision"), report.get("change_id")
+    return report.get("revision"), report.get("change_id", change_id)
 
 
 def archive(out, kver, rev):
@@ -727,7 +728,7 @@ def archive(out, kver, rev):
     is of another series (a branch made again from v1), replacing an
     older copy of the same."""
     folder = os.path.join(out, kver, "series")
-    number, change_id = _published(folder)
+    number, change_id = _published(folder, rev.change_id)
     if not isinstance(number, int) or (number, change_id) == (
             rev.number, rev.change_id):
         return
@@ -755,7 +756,9 @@ def _changes(git, kver, rev, out, stage, entries, checks):
             f.write(text)
     folder = next((f for f in (os.path.join(out, kver, "series"),
                                revision_folder(out, kver, number))
-                   if _published(f) == (number, rev.change_id)), None)
+                   if _published(f, rev.change_id) == (number,
+                                                       rev.change_id)),
+                  None)
     old_entries = old_checks = None
     if folder:
         try:
