@@ -87,11 +87,10 @@ def patches_of(git, base, tip):
     return list(zip(commit_ids(git, base, tip), messages))
 
 
-def revision(git, kver, ids):
-    """The Revision of a series whose patches are `ids` (patches_of()):
-    the branch's own when it holds the same patches (or when `b4 send`
-    already tagged them and moved on to the next), else the next one,
-    after the branch's is tagged as sent."""
+def check_refs(git, kver):
+    """last(), once the b4 refs of `kver` are known to be of one series:
+    sent tags without their branch, or a tag of the branch's revision
+    with another change-id, are an Error (a run checks them first)."""
     found = last(git, kver)
     if found is None:
         tags = tree.git(git, "tag", "-l", sent_tag(kver, "*")).split()
@@ -101,6 +100,25 @@ def revision(git, kver, ids):
                 f"branch {branch(kver)} that is gone; restore the branch, "
                 f"or delete the tags to start again at v1 (git -C {git} "
                 f"tag -d {' '.join(tags)})")
+        return None
+    series = found[2]["series"]
+    tag = sent_tag(kver, series["revision"])
+    if _exists(git, "refs/tags/" + tag) and \
+            tag_change_id(git, tag) != series["change-id"]:
+        raise Error(f"{git}: tag {tag} is of another series (change-id "
+                    f"{tag_change_id(git, tag)}, the branch's is "
+                    f"{series['change-id']}); delete it (git -C {git} tag "
+                    f"-d {tag})")
+    return found
+
+
+def revision(git, kver, ids):
+    """The Revision of a series whose patches are `ids` (patches_of()):
+    the branch's own when it holds the same patches (or when `b4 send`
+    already tagged them and moved on to the next), else the next one,
+    after the branch's is tagged as sent."""
+    found = check_refs(git, kver)
+    if found is None:
         today = datetime.date.today().strftime("%Y%m%d")
         return Revision(1, f"{today}-notifier-series-{kver}-"
                         f"{uuid.uuid4().hex[:12]}", {})
@@ -115,13 +133,7 @@ def revision(git, kver, ids):
             patches_of(git, tree.PRISTINE, before) == old:
         return kept     # b4 send tagged these and made this revision
     tag = sent_tag(kver, number)
-    if _exists(git, "refs/tags/" + tag):
-        if tag_change_id(git, tag) != series["change-id"]:
-            raise Error(f"{git}: tag {tag} is of another series (change-id "
-                        f"{tag_change_id(git, tag)}, the branch's is "
-                        f"{series['change-id']}); delete it (git -C {git} "
-                        f"tag -d {tag})")
-    else:
+    if not _exists(git, "refs/tags/" + tag):
         commits = tree.git(git, "rev-list", "--reverse",
                            f"{cover}..refs/heads/{branch(kver)}").split()
         end = copy_commits(git, commits, tree.PRISTINE)

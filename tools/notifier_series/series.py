@@ -582,6 +582,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     given_jobs, jobs = jobs, jobs or os.cpu_count() or 1
     folder = os.path.join(out, kver, "series")
     stage = output.stage(folder)
+    # The b4 refs, before minutes of work that they would stop.
+    mail.check_refs(tree.prepare(kver, work).path, kver)
     # The classification as this run reads it, kept beside the patches.
     try:
         with open(classify.yaml_path(kver), encoding="utf-8") as f:
