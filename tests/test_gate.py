@@ -407,23 +407,22 @@ class JudgementTest(unittest.TestCase):
         self.assertEqual(self.judge(), first)
         self.assertEqual(self.judgements, 1)
 
-    def test_a_changed_classification_is_judged_again(self):
-        self.judge()
+    def edit(self, old, new):
         with open(self.yaml, encoding="utf-8") as f:
             text = f.read()
         with open(self.yaml, "w", encoding="utf-8") as f:
-            f.write(text.replace("function: alloc_call",
-                                 "function: alloc_call2"))
+            f.write(text.replace(old, new))
+
+    def test_a_changed_classification_is_judged_again(self):
+        self.judge()
+        self.edit("function: alloc_call", "function: alloc_call2")
         self.assertEqual(self.judge()[1], ["problem 2"])
         self.assertEqual(self.judgements, 2)
 
     def test_a_reworded_chain_reason_is_not_judged_again(self):
         self.judge()
-        with open(self.yaml, encoding="utf-8") as f:
-            text = f.read()
-        with open(self.yaml, "w", encoding="utf-8") as f:
-            f.write(text.replace("reason: called under a lock",
-                                 "reason: called under a spinlock"))
+        self.edit("reason: called under a lock",
+                  "reason: called under a spinlock")
         self.assertEqual(self.judge()[1], ["problem 1"])
         self.assertEqual(self.judgements, 1)
 

@@ -378,7 +378,7 @@ class CommitGroupsTest(unittest.TestCase):
         try:
             series._commit_groups(self.git, self.core, self.converted,
                                   [("A", ["a/a.c"]), ("B", ["b/b.c"])], [],
-                                  [], {}, [], [], "9.9", stage)
+                                  [], {}, [], [], "9.9")
         finally:
             split.message = real
         log = fake_git(self.git, "log", "--format=%s", "pristine..HEAD")

@@ -223,11 +223,12 @@ def _load(cache_file, key):
     return cached
 
 
-def index(tree_path, cache_file, jobs=2):
+def index(tree_path, cache_file, jobs=2, files=None):
     """{path: facts} of the tree, the files whose blob `cache_file` does
-    not hold read again (`jobs` processes), and a dict of figures."""
+    not hold read again (`jobs` processes), and a dict of figures.
+    `files`: source_files() of the tree, when known already."""
     start = time.monotonic()
-    files = source_files(tree_path)
+    files = source_files(tree_path) if files is None else files
     key = extractor_hash()
     cached = _load(cache_file, key)
     todo = sorted(p for p, blob in files.items() if blob not in cached)

@@ -57,10 +57,10 @@ def build_graph(kernel_tree, source, jobs, what):
     read again only for the files that changed since the last run; the
     linked graph of the same files (by blob) and code is loaded whole."""
     with Step(f"call graph of {what}"):
+        files = callgraph.source_files(source)
         key = memo.key("linked", callgraph.extractor_hash(),
-                       tree.code_state(), *sorted(
-                           f"{p} {b}" for p, b in
-                           callgraph.source_files(source).items()))
+                       tree.code_state(),
+                       *sorted(f"{p} {b}" for p, b in files.items()))
         kept = tree.cache(kernel_tree, "linked",
                           os.path.basename(source) + ".pickle")
         started = time.monotonic()
@@ -72,7 +72,7 @@ def build_graph(kernel_tree, source, jobs, what):
                 "calls")
             return graph, figures
         facts, figures = callgraph.index(source, callgraph_cache(
-            kernel_tree), jobs)
+            kernel_tree), jobs, files)
         started = time.monotonic()
         graph = callgraph.Graph(facts)
         figures["link_seconds"] = round(time.monotonic() - started, 1)

@@ -58,8 +58,7 @@ def last(git, kver):
     """(cover commit, cover text, tracking, patch ids) of branch(kver), or
     None when there is none."""
     ref = "refs/heads/" + branch(kver)
-    if not tree.git(git, "rev-parse", "-q", "--verify", ref,
-                    check=False).strip():
+    if not _exists(git, ref):
         return None
     cover = tree.git(git, "log", "-1", "--format=%H", "-F", "--grep", MAGIC,
                      ref).strip()

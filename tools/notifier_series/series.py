@@ -80,16 +80,16 @@ remove the compatibility macros that mapped them onto struct notifier_head.
 """
 
 
-def build_series(kver, work, out, jobs, stage, yaml_text):
-    """Makes BRANCH: core patches, one conversion commit per subsystem,
-    the removal; returns (tree, core, groups, conversion report).  The
-    files that end as they were keep their time (make rebuilds nothing
-    for them)."""
-    with patches.stamps_kept(tree.prepare(kver, work).path):
-        return _build_series(kver, work, out, jobs, stage, yaml_text)
+def build_series(kver, work, out, jobs, yaml_text, git):
+    """Makes BRANCH in the prepared tree `git`: core patches, one
+    conversion commit per subsystem, the removal; returns (tree, core,
+    groups, conversion report).  The files that end as they were keep
+    their time (make rebuilds nothing for them)."""
+    with patches.stamps_kept(git):
+        return _build_series(kver, work, out, jobs, yaml_text)
 
 
-def _build_series(kver, work, out, jobs, stage, yaml_text):
+def _build_series(kver, work, out, jobs, yaml_text):
     kernel_tree, core, report = convert_tree.convert_branch(kver, work, out,
                                                             jobs)
     git = kernel_tree.path
@@ -126,7 +126,7 @@ def _build_series(kver, work, out, jobs, stage, yaml_text):
     try:
         _commit_groups(git, core, converted, groups, together, entries,
                        by_text, report["locks_removed"],
-                       report["unregister_added"], kver, stage)
+                       report["unregister_added"], kver)
     except BaseException:
         # Leave the tree clean, on the core branch, for the next run.
         tree.git(git, "reset", "-q", "--hard")
@@ -136,7 +136,7 @@ def _build_series(kver, work, out, jobs, stage, yaml_text):
 
 
 def _commit_groups(git, core, converted, groups, together, entries, by_text,
-                   locks, added, kver, stage):
+                   locks, added, kver):
     """Makes BRANCH with one `git fast-import`, then checks it out: only
     the files that differ from the conversion are written."""
     prefixes = split.prefixes(groups)
@@ -583,7 +583,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     folder = os.path.join(out, kver, "series")
     stage = output.stage(folder)
     # The b4 refs, before minutes of work that they would stop.
-    mail.check_refs(tree.prepare(kver, work).path, kver)
+    git = tree.prepare(kver, work).path
+    mail.check_refs(git, kver)
     # The classification as this run reads it, kept beside the patches.
     try:
         with open(classify.yaml_path(kver), encoding="utf-8") as f:
@@ -592,8 +593,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
         classification.load(classify.yaml_path(kver))   # the file:line
         raise
     kernel_tree, core, groups, conversion, entries = build_series(
-        kver, work, out, jobs, stage, yaml_text)
-    git = kernel_tree.path
+        kver, work, out, jobs, yaml_text, git)
     items, unused = classify.judged(
         kver, work, jobs, entries,
         lambda: classify.analyse(kver, work, jobs, out, entries=entries)[0])
