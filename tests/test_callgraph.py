@@ -370,6 +370,6 @@ class LinkedGraphKeptTest(unittest.TestCase):
             self.assertEqual(len(linked), 2)
             self.assertIn("h", third.name)
             with mock.patch.object(classify.tree, "code_state",
-                                   lambda: "other code"):
+                                   lambda *modules: "other code"):
                 classify.build_graph(kernel, kernel.path, 1, "t")
             self.assertEqual(len(linked), 3)

@@ -146,7 +146,11 @@ class EvidenceTest(unittest.TestCase):
         with open(os.path.join(folder, "x.c"), "w") as f:
             f.write("int demo_broken(void)\n{\n\tdemo_quiet_chain(;\n}\n")
         with open(os.path.join(folder, "y.c"), "w") as f:
-            f.write("struct other { struct notifier_head nh; };\n")
+            # Names are whole words: demo_context_chain is not named.
+            f.write("struct other { struct notifier_head nh; };\n"
+                    "int demo_context_chain2, xdemo_context_chain;\n"
+                    "int g(void) { return xdemo_register_notifier(0) + "
+                    "demo_register_notifier_2(0); }\n")
         named, other = (self.chain("demo_quiet_chain"),
                         self.chain("demo_context_chain"))
         member = self.chain("struct demo_dev.nh", "include/demo/demo.h")
@@ -167,12 +171,12 @@ class EvidenceTest(unittest.TestCase):
             # Or by a wrapper of the chain that the evidence followed.
             with open(os.path.join(folder, "z.c"), "w") as f:
                 f.write("int f(void)\n{\n\treturn "
-                        "demo_register_notifier(&nb);\n}\n")
+                        "demo_register_notifier\t(&nb);\n}\n")
             blocking = self.chain("demo_blocking_chain")
             blocking.searched = dict(searched)
             classify.mark_unparsed(self.tree, folder, ["z.c"])
             self.assertEqual(blocking.searched["unparsed"], [])
-            classify.mark_unparsed(self.tree, folder, ["z.c"],
+            classify.mark_unparsed(self.tree, folder, ["y.c", "z.c"],
                                    self.found["wrappers"])
             self.assertEqual(blocking.searched["unparsed"], ["z.c"])
             blocking.searched = {}
@@ -234,6 +238,39 @@ class EvidenceStampTest(unittest.TestCase):
                                             changed):
                 self.assertNotEqual(classify.evidence_stamp(source), before)
 
+
+
+class EvidenceKeptTest(unittest.TestCase):
+    """The whole evidence of a checkout is kept under its tree object and
+    the toolkit's code; a checkout with local changes is not kept."""
+
+    def test_each_input_of_the_key(self):
+        if not shutil.which("spatch"):
+            self.skipTest("spatch is not installed (make deps)")
+        with tempfile.TemporaryDirectory() as folder:
+            source = fixture_tree(os.path.join(folder, "tree"))
+            base = classify.evidence_key(source)
+            self.assertEqual(classify.evidence_key(source), base)
+            with open(os.path.join(source, CORE), "a") as f:
+                f.write("/* changed */\n")
+            self.assertIsNone(classify.evidence_key(source))
+            subprocess.run(["git", "-C", source, "-c", "user.name=T", "-c",
+                            "user.email=t@example.org", "commit", "-qam",
+                            "changed"], check=True)
+            changed = classify.evidence_key(source)
+            self.assertNotIn(changed, (None, base))
+            with open(os.path.join(source, "new.c"), "w") as f:
+                f.write("int x;\n")            # untracked
+            self.assertIsNone(classify.evidence_key(source))
+            os.unlink(os.path.join(source, "new.c"))
+            with unittest.mock.patch.object(classify.tree, "code_state",
+                                            lambda *m, **f: "other code"):
+                self.assertNotIn(classify.evidence_key(source),
+                                 (None, changed))
+            with unittest.mock.patch.object(evidence, "spatch_version",
+                                            lambda env: "spatch 0"):
+                self.assertNotIn(classify.evidence_key(source),
+                                 (None, changed))
 
 
 class GrepCallersTest(unittest.TestCase):

@@ -2,6 +2,7 @@
 symbol builds a file, directly or through a composite object."""
 
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -75,7 +76,7 @@ class ElsewhereTest(unittest.TestCase):
             return True
 
         def build_objects(kernel_path, build_dir, files, jobs, log, label,
-                          arch="x86_64", cross=None):
+                          arch="x86_64", cross=None, kept=None):
             values = self.CONFIGS[arch]
             series = "pristine" not in kernel_path
             return {f: (compiletest.kconfig_symbol(kernel_path, f) in values
@@ -300,6 +301,107 @@ class UpToDateTest(unittest.TestCase):
                 "log", "compile-test x86")
         self.assertEqual(built, {"kernel/old.c": True,
                                  "kernel/broken.c": False})
+
+
+class BuiltTest(unittest.TestCase):
+    """A file whose object was built before from the same inputs, as its
+    .cmd names them, is not compiled again; a change of any of them, of
+    the configuration, of the tree's list of files or of a file no
+    compiler reads (a Makefile) compiles it again; a failure, and a tree
+    with local changes, are not kept."""
+
+    def setUp(self):
+        from tests.fake_kernel import IDENT, git
+        self.tmp = tempfile.mkdtemp(prefix="compiletest-")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tree = os.path.join(self.tmp, "tree")
+        self.build = os.path.join(self.tmp, "build")
+        for path, text in (("drivers/a.c", "#include <x.h>\n"),
+                           ("include/x.h", "int x;\n"),
+                           ("include/y.h", "int y;\n"),
+                           ("Makefile", "obj-y += a.o\n"),
+                           ("build/include/config/auto.conf", "CONFIG_A=y\n"),
+                           ("build/include/generated/g.h", "#define G 1\n")):
+            self.write(path, text, commit=False)
+        git(self.tree, "init", "-q")
+        git(self.tree, "add", "-A")
+        git(self.tree, *IDENT, "commit", "-q", "-m", "tree")
+        self.commit = lambda: (git(self.tree, "add", "-A"),
+                               git(self.tree, *IDENT, "commit", "-q", "-m",
+                                   "changed"))
+        self.compiled, self.fail = [], False
+
+    def write(self, path, text, commit=True):
+        where = (os.path.join(self.tmp, path) if path.startswith("build/")
+                 else os.path.join(self.tree, path))
+        os.makedirs(os.path.dirname(where), exist_ok=True)
+        with open(where, "w", encoding="utf-8") as f:
+            f.write(text)
+        if commit and not path.startswith("build/"):
+            self.commit()
+
+    def make(self, cmd, log, label):
+        for target in (a for a in cmd if a.endswith(".o")):
+            self.compiled.append(target)
+            if self.fail:
+                continue
+            folder, name = os.path.split(target)
+            os.makedirs(os.path.join(self.build, folder), exist_ok=True)
+            with open(os.path.join(self.build, target), "w") as f:
+                f.write("object")
+            with open(os.path.join(self.build, folder, f".{name}.cmd"),
+                      "w", encoding="utf-8") as f:
+                f.write(f"cmd_{target} := gcc -c -o {target} a.c\n\n"
+                        f"source_{target} := {self.tree}/drivers/a.c\n\n"
+                        f"deps_{target} := \\\n"
+                        f"  {self.tree}/include/x.h \\\n"
+                        "    $(wildcard include/config/FOO) \\\n"
+                        "  include/generated/g.h \\\n\n"
+                        f"{target}: $(deps_{target})\n")
+        return 0
+
+    def run_it(self, state="tools"):
+        from unittest import mock
+        self.compiled = []
+        kept = compiletest.Built(os.path.join(self.tmp, "cache"), self.tree,
+                                 self.build, state)
+        with mock.patch.object(compiletest, "run_logged", self.make):
+            built = compiletest.build_objects(
+                self.tree, self.build, ["drivers/a.c"], 1, "log", "test",
+                kept=kept)
+        self.assertEqual(built, {"drivers/a.c": not self.fail})
+        return bool(self.compiled)
+
+    def test_each_input_of_the_key(self):
+        self.assertTrue(self.run_it())
+        self.assertFalse(self.run_it())
+        for change in (
+                lambda: self.write("include/x.h", "int x, z;\n"),
+                lambda: self.write("Makefile", "obj-m += a.o\n"),
+                lambda: self.write("include/new.h", "\n"),
+                lambda: self.write("drivers/a.c", "#include <x.h>\n\n"),
+                lambda: self.write("build/include/generated/g.h", "\n"),
+                lambda: self.write("build/include/config/auto.conf", "\n"),
+                lambda: self.write("build/include/config/FOO", "")):
+            change()
+            self.assertTrue(self.run_it())
+            self.assertFalse(self.run_it())
+        self.assertTrue(self.run_it(state="another compiler"))
+        self.write("include/y.h", "int y, z;\n")      # not a dependency
+        self.assertFalse(self.run_it())
+
+    def test_a_failure_and_local_changes_are_not_kept(self):
+        self.fail = True
+        self.assertTrue(self.run_it())
+        self.assertTrue(self.run_it())
+        self.fail = False
+        self.write("include/x.h", "int x, z;\n", commit=False)
+        self.assertTrue(self.run_it())
+        self.assertTrue(self.run_it())
+        self.commit()
+        self.assertTrue(self.run_it())
+        self.assertFalse(self.run_it())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import unittest.mock
 
 from tests import tools_path  # noqa: F401
 from tests.fake_kernel import IDENT, git
@@ -147,3 +148,37 @@ class MemoTest(unittest.TestCase):
             f.write("\nOTHER\nF:\tkernel/other.c\n")
         split.subsystems(self.tree, files, 1, self.cache)
         self.assertEqual(self.calls("get_maintainer.calls"), 2)
+
+
+class CodeStateTest(unittest.TestCase):
+    """A key that holds the code of some modules holds the modules they
+    import, directly or not, and no other."""
+
+    MODULES = {
+        "a": "import os\n\nfrom . import (b,\n                c)\n",
+        "b": "from .d import X\n\n\ndef f():\n    from . import e\n",
+        "c": "X = 1\n", "d": "X = 2\n", "e": "Y = 3\n", "f": "Z = 4\n"}
+
+    def test_the_modules_imported(self):
+        from notifier_series import tree
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        for name, text in self.MODULES.items():
+            with open(os.path.join(folder, name + ".py"), "w") as f:
+                f.write(text)
+        with unittest.mock.patch.object(tree, "PACKAGE", folder):
+            self.assertEqual({os.path.basename(p)[:-3]
+                              for p in tree.imported("a")},
+                             {"a", "b", "c", "d", "e"})
+            before = tree.code_state("a")
+            with open(os.path.join(folder, "f.py"), "a") as f:
+                f.write("# another module\n")
+            self.assertEqual(tree.code_state("a"), before)
+            with open(os.path.join(folder, "e.py"), "a") as f:
+                f.write("# imported inside a function of b\n")
+            self.assertNotEqual(tree.code_state("a"), before)
+            extra = os.path.join(folder, "rules.cocci")
+            with open(extra, "w") as f:
+                f.write("@@\n@@\n")
+            self.assertNotEqual(tree.code_state("a", files=[extra]),
+                                tree.code_state("a"))

@@ -296,7 +296,7 @@ class Graph:
         self.ambiguous = defaultdict(set)        # name -> {caller file}
         self.too_many = defaultdict(set)         # member -> {caller node}
         self._resolved = {}
-        self._boot = self._roots = None
+        self._boot = self._roots = self._sleeping = None
         self._link()
 
     def _node(self, name, path, line, static, macro, params, events):
@@ -716,10 +716,19 @@ class Graph:
                         todo.append(t)
         return safe
 
+    def closures(self):
+        """Computes what does not depend on the chains' classes, so that
+        a graph pickled afterwards holds it: the roots, the functions
+        run only while booting, and those that may sleep."""
+        self.boot_only()
+        self.sleeping()
+
     def sleeping(self):
         """{node: (line, callee, how)}: the nodes that may sleep, each
         with the first step of its shortest proof: callee a node, or the
-        name of a sleeping primitive or a GFP flag."""
+        name of a sleeping primitive or a GFP flag; computed once."""
+        if self._sleeping is not None:
+            return self._sleeping
         witness, heap = {}, []
         self.safe = safe = self.atomic_safe()
         for n, calls in enumerate(self.calls):
@@ -749,6 +758,7 @@ class Graph:
                     dist[caller] = nd
                     witness[caller] = (line, n, how)
                     heapq.heappush(heap, (nd, caller))
+        self._sleeping = witness
         return witness
 
     def _region_node(self, n):

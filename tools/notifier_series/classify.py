@@ -59,7 +59,7 @@ def build_graph(kernel_tree, source, jobs, what):
     with Step(f"call graph of {what}"):
         files = callgraph.source_files(source)
         key = memo.key("linked", callgraph.extractor_hash(),
-                       tree.code_state(),
+                       tree.code_state("callgraph"),
                        *sorted(f"{p} {b}" for p, b in files.items()))
         kept = tree.cache(kernel_tree, "linked",
                           os.path.basename(source) + ".pickle")
@@ -75,6 +75,7 @@ def build_graph(kernel_tree, source, jobs, what):
             kernel_tree), jobs, files)
         started = time.monotonic()
         graph = callgraph.Graph(facts)
+        graph.closures()
         figures["link_seconds"] = round(time.monotonic() - started, 1)
         figures.update(graph.size())
         _keep_linked(kept, key, graph, figures)
@@ -177,16 +178,41 @@ def attach_evidence(model, graph, entries, depth):
 
 
 def collect(kernel_tree, source, jobs, what):
-    """The evidence records of the checkout `source`, spatch's results
-    cached by content."""
+    """The evidence records of the checkout `source`: kept whole for a
+    checkout without local changes (evidence_key()), else collected with
+    spatch's results cached by content."""
     with Step(f"collecting the evidence of {what} (spatch)"):
         started = time.monotonic()
+        folder = tree.cache(kernel_tree, "evidence-tree")
+        key = evidence_key(source)
+        found = memo.get(folder, key) if key else None
+        if found is not None:
+            say("    the evidence of the same checkout and code, "
+                "from the cache")
+            return found
         found = evidence.collect(
             source, jobs,
             lambda records: chains.followed(chains.Tree(records, source)),
             evidence_cache(kernel_tree))
         found["seconds"] = round(time.monotonic() - started, 1)
+        if key and not found["problems"]:
+            memo.put(folder, key, found)
     return found
+
+
+def evidence_key(source):
+    """What the evidence of the checkout `source` depends on: its tree
+    object, spatch's version, the semantic patch and the code of
+    evidence.py and chains.py (which picks the wrappers followed); None
+    when the checkout has local changes, which its tree object does not
+    hold."""
+    if tree.git(source, "status", "--porcelain", "--ignored=matching",
+                "--untracked-files=all").strip():
+        return None
+    return memo.key("evidence", tree.git(source, "rev-parse", "HEAD^{tree}"),
+                    evidence.spatch_version(evidence.spatch_env()),
+                    tree.code_state("evidence", "chains",
+                                    files=[evidence.SMPL]))
 
 
 def evidence_stamp(source):
@@ -248,27 +274,28 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
 def mark_unparsed(model, source, files, followed=()):
     """Adds to what was searched for each chain the files that spatch
     parsed only in part and that name it, or one of its wrappers that
-    the evidence followed (`followed`): sites there may be missing."""
-    texts = {}
+    the evidence followed (`followed`): sites there may be missing.  A
+    name is found as a whole word of the file, a call as a whole word
+    followed by a parenthesis; each file's words are read once."""
+    words, calls = {}, {}
     for f in files:
         with open(os.path.join(source, f), encoding="utf-8",
                   errors="replace") as text:
-            texts[f] = text.read()
+            text = text.read()
+        words[f] = set(re.findall(r"\w+", text))
+        calls[f] = set(re.findall(r"\b(\w+)\s*\(", text))
     writers, followed = model.writer_wrappers(), set(followed)
     for chain in model.chains.values():
         if not chain.searched:
             continue                # excluded: nothing was searched
         # A member chain by its structure's name and its member's.
-        names = [re.compile(rf"\b{w}\b") for w in re.findall(r"\w+",
-                                                              chain.id)
-                 if w != "struct"]
+        names = [w for w in re.findall(r"\w+", chain.id) if w != "struct"]
         wrappers = ({n for n, (c, *_) in writers.items() if c is chain}
                     | {s["fn"] for s in chain.sites if s["op"] == "call"})
-        called = [re.compile(rf"\b{w}\s*\(")
-                  for w in sorted(wrappers & followed)]
+        called = wrappers & followed
         chain.searched["unparsed"] = [
-            f for f in files if all(n.search(texts[f]) for n in names)
-            or any(w.search(texts[f]) for w in called)]
+            f for f in files if all(n in words[f] for n in names)
+            or not called.isdisjoint(calls[f])]
 
 
 def rule_findings(kver, out, kernel_tree):

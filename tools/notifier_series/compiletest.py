@@ -61,30 +61,130 @@ def configure(kernel_path, build_dir, log, arch="x86_64", cross=None):
 
 
 def build_objects(kernel_path, build_dir, files, jobs, log, label,
-                  arch="x86_64", cross=None):
-    """{file: True when its object was built now}.  The objects that
-    parallel jobs did not build are built again by one job: for single
-    targets Kbuild may reach one folder twice (um does), and two jobs
-    then race to write the same object."""
-    objects = [f[:-2] + ".o" for f in files]
+                  arch="x86_64", cross=None, kept=None):
+    """{file: True when its object was built now, or was built before
+    from the same inputs (`kept`, a Built)}.  The objects that parallel
+    jobs did not build are built again by one job: for single targets
+    Kbuild may reach one folder twice (um does), and two jobs then race
+    to write the same object."""
+    known = {f for f in files if kept and kept.built(f)}
+    todo = [f for f in files if f not in known]
+    if known:
+        say(f"    {len(known)} of {len(files)} files built before from the "
+            "same inputs (their .cmd's)")
+    objects = [f[:-2] + ".o" for f in todo]
     # Each is compiled now (ccache answers what it compiled before): an
     # object that make found up to date would not say whether its file
     # still builds.
     for o in objects:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(build_dir, o))
-    args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross else [])
-    cmd = (["make", "-C", kernel_path, f"O={build_dir}", f"-j{jobs}", "-k"]
-           + args + cc(cross or "") + objects)
-    run_logged(cmd, log, label)
-    built = {f: os.path.exists(os.path.join(build_dir, o))
-             for f, o in zip(files, objects)}
-    again = [f for f in files if not built[f]]
+    built = dict.fromkeys(known, True)
+    if todo:
+        args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross
+                                   else [])
+        cmd = (["make", "-C", kernel_path, f"O={build_dir}", f"-j{jobs}",
+                "-k"] + args + cc(cross or "") + objects)
+        run_logged(cmd, log, label)
+        built.update((f, os.path.exists(os.path.join(build_dir, o)))
+                     for f, o in zip(todo, objects))
+    again = [f for f in todo if not built[f]]
     if again and jobs > 1:
         built.update(build_objects(kernel_path, build_dir, again, 1, log,
                                    f"{label}, again by one job", arch,
                                    cross))
+    if kept:
+        for f in todo:
+            if built[f]:
+                kept.keep(f)
     return built
+
+
+class Built:
+    """The files of a tree whose objects were built before from the same
+    inputs, in a build folder: a file's key is what its object's .cmd
+    names (the command, the source and each file it included, by
+    content, and the CONFIG_ options it read, by whether their file
+    exists), with the tree's configuration (`auto.conf`), the list of
+    its files (a new header may shadow another), every file of it that
+    no compiler reads (Makefiles, Kconfig, scripts), and `state`, the
+    compilers' versions and the environment.  Only a file built now is
+    kept; a tree with local changes keeps nothing."""
+
+    def __init__(self, folder, kernel_path, build_dir, state):
+        self.folder, self.tree, self.build_dir = (folder, kernel_path,
+                                                  build_dir)
+        self.blobs, self.contents = None, {}
+        if tree.git(kernel_path, "status", "--porcelain",
+                    "--untracked-files=all"):
+            return
+        self.blobs = {}
+        for line in tree.git(kernel_path, "ls-files", "-s").splitlines():
+            meta, _, path = line.partition("\t")
+            self.blobs[path] = meta.split()[1]
+        try:
+            with open(os.path.join(build_dir, "include", "config",
+                                   "auto.conf"), "rb") as f:
+                config = f.read()
+        except OSError:
+            self.blobs = None
+            return
+        self.base = memo.key(
+            "object", state, config, *sorted(self.blobs),
+            *(f"{p} {b}" for p, b in sorted(self.blobs.items())
+              if not p.endswith((".c", ".h", ".S"))))
+
+    def key(self, source):
+        """The key of `source` by its object's .cmd, or None."""
+        if self.blobs is None:
+            return None
+        obj = source[:-2] + ".o"
+        cmd = os.path.join(self.build_dir, os.path.dirname(obj),
+                           f".{os.path.basename(obj)}.cmd")
+        try:
+            with open(cmd, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return None
+        m = re.search(r"^deps_\S+ := ((?:.*\\\n)*.*)$", text, re.M)
+        command = re.search(r"^(?:saved)?cmd_\S+ := (.*)$", text, re.M)
+        if not m or not command:
+            return None
+        parts = [self.base, source, self.blobs.get(source), command.group(1)]
+        for dep in re.findall(r"\$\(wildcard (\S+)\)|(\S+)", m.group(1)):
+            if dep[0]:
+                there = os.path.exists(os.path.join(self.build_dir, dep[0]))
+                parts.append(f"{dep[0]} {there}")
+            elif dep[1] != "\\":
+                content = self._content(dep[1])
+                if content is None:
+                    return None
+                parts.append(f"{dep[1]} {content}")
+        return memo.key(*parts)
+
+    def _content(self, dep):
+        """A dependency's blob in the tree, else the digest of its
+        content (a file made in the build folder, or a compiler's);
+        None when it is missing."""
+        prefix = self.tree.rstrip("/") + "/"
+        if dep.startswith(prefix):
+            return self.blobs.get(dep[len(prefix):])
+        if dep not in self.contents:
+            try:
+                self.contents[dep] = tree.sha256(os.path.join(
+                    self.build_dir, dep))     # dep when it is absolute
+            except OSError:
+                self.contents[dep] = None
+        return self.contents[dep]
+
+    def built(self, source):
+        digest = self.key(source)
+        return bool(digest and memo.get(self.folder, digest))
+
+    def keep(self, source):
+        digest = self.key(source)
+        if digest:
+            memo.put(self.folder, digest, True)
 
 
 def kconfig_symbol(kernel_path, source):
@@ -135,10 +235,11 @@ class CompileTest:
     """The compile-test of one series: a build folder per architecture,
     configured once, and the result."""
 
-    def __init__(self, kernel_tree, build_dir, pristine, log, jobs):
+    def __init__(self, kernel_tree, build_dir, pristine, log, jobs,
+                 objects=None):
         self.tree, self.build_dir, self.pristine = (kernel_tree.path,
                                                     build_dir, pristine)
-        self.log, self.jobs = log, jobs
+        self.log, self.jobs, self.objects = log, jobs, objects
         self.configs = {}
         self.result = {"compiled": 0, "touched": 0, "failed": [],
                        "not_compiled": [], "x86_touched": 0,
@@ -166,9 +267,11 @@ class CompileTest:
             if values is None:
                 return [], {f: (f"allmodconfig failed for {arch}", None)
                             for f in group}
-            built = build_objects(self.tree, f"{self.build_dir}-{arch}",
-                                  group, self.jobs, self.log,
-                                  f"compile-test {arch}", make_arch, cross)
+            folder = f"{self.build_dir}-{arch}"
+            built = build_objects(self.tree, folder, group, self.jobs,
+                                  self.log, f"compile-test {arch}",
+                                  make_arch, cross,
+                                  self.kept(self.tree, folder, arch))
         left, failed = {}, []
         for f in (f for f in group if not built[f]):
             symbol = kconfig_symbol(self.tree, f)
@@ -186,7 +289,9 @@ class CompileTest:
                 before = (build_objects(self.pristine, base,
                                         [f for f, _ in failed], self.jobs,
                                         self.log, "pristine", make_arch,
-                                        cross) if ok else None)
+                                        cross, self.kept(self.pristine,
+                                                         base, arch))
+                          if ok else None)
             for f, symbol in failed:
                 # Without the pristine tree's answer, the series broke it.
                 if before is None or before.get(f):
@@ -198,20 +303,33 @@ class CompileTest:
                                   if symbol else ""), None)
         return [f for f in group if built[f]], left
 
+    def kept(self, kernel_path, folder, arch):
+        """The Built of `kernel_path` in the build folder `folder`, or
+        None without a cache."""
+        if self.objects is None:
+            return None
+        return Built(self.objects, kernel_path, folder,
+                     memo.key(tools_state(), arch))
+
 
 def state(kernel_path, pristine, files, arches):
     """What the compile-test's answer depends on: the content of both
-    trees, the files, the architectures, each compiler's version, what
-    the environment gives make, and the toolkit's code; None when a tree
-    has changes that are not committed (then nothing is kept).  Not
-    MAKEFLAGS: make's jobserver changes it at every run."""
-    parts = [tree.code_state(), " ".join(sorted(files)),
+    trees, the files, the architectures and tools_state(); None when a
+    tree has changes that are not committed (then nothing is kept)."""
+    parts = [tools_state(), " ".join(sorted(files)),
              repr(sorted(arches) if arches is not None else None)]
     for path in (kernel_path, pristine):
         if tree.git(path, "status", "--porcelain", "--untracked-files=no"):
             return None
         parts.append(tree.git(path, "rev-parse", "HEAD^{tree}"))
-    parts.append(_version("make"))
+    return memo.key(*parts)
+
+
+def tools_state():
+    """What a compile depends on beside the tree: each compiler's
+    version, make's, what the environment gives make, and the toolkit's
+    code.  Not MAKEFLAGS: make's jobserver changes it at every run."""
+    parts = [tree.code_state("compiletest"), _version("make")]
     for arch in sorted(set(CROSS) | {"x86"}):
         chain = toolchain(arch)
         parts += [_version((chain[1] or "") + tool)
@@ -245,7 +363,8 @@ def cached_run(cache, kernel_tree, files, build_dir, pristine, log, jobs,
             f"{kept['result']['touched']} touched files compiled, "
             f"{len(kept['result']['failed'])} broken by the series")
         return kept["result"]
-    result = run(kernel_tree, files, build_dir, pristine, log, jobs, arches)
+    result = run(kernel_tree, files, build_dir, pristine, log, jobs, arches,
+                 os.path.join(cache, "objects"))
     # A failure may be the machine's (a killed compiler): never kept.
     if digest and not result["failed"] and not any(
             "allmodconfig failed" in n["why"]
@@ -255,14 +374,17 @@ def cached_run(cache, kernel_tree, files, build_dir, pristine, log, jobs,
     return result
 
 
-def run(kernel_tree, files, build_dir, pristine, log, jobs, arches=None):
+def run(kernel_tree, files, build_dir, pristine, log, jobs, arches=None,
+        objects=None):
     """{"compiled": N, "touched": N, "x86_compiled": N, "x86_touched": N,
     "failed": [...], "not_compiled": [{"file", "why"}], "compiled_on":
     {file: arch}, "arches": [...]}: each file on its own architecture, x86
     for those outside arch/; one that x86_64 allmodconfig leaves out on
     the first other architecture whose allmodconfig builds it.  With
     `arches`, only those architectures are built, and the files of the
-    others are listed as not compiled, with that reason."""
+    others are listed as not compiled, with that reason.  With `objects`
+    (a cache folder), a file built before from the same inputs is not
+    compiled again (Built)."""
     def chosen(arch):
         return toolchain(arch) and (arches is None or arch in arches)
     limited = ("; this run compiled only on " + ", ".join(sorted(arches))
@@ -271,7 +393,7 @@ def run(kernel_tree, files, build_dir, pristine, log, jobs, arches=None):
     by_arch = {}
     for f in sources:
         by_arch.setdefault(arch_of(f), []).append(f)
-    test = CompileTest(kernel_tree, build_dir, pristine, log, jobs)
+    test = CompileTest(kernel_tree, build_dir, pristine, log, jobs, objects)
     result = test.result
     result["touched"] = len(sources)
     result["x86_touched"] = len(by_arch.get("x86", []))

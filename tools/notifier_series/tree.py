@@ -78,14 +78,39 @@ def sha256(path):
     return h.hexdigest()
 
 
-def code_state():
+PACKAGE = os.path.join(REPO, "tools", "notifier_series")
+_IMPORTS = re.compile(r"^\s*from \.(\w*) import (?:\(([^)]*)\)|(.*))$", re.M)
+
+
+def imported(*modules):
+    """The paths of `modules` (names of modules of the package) and of
+    the package's modules they import, directly or not."""
+    paths, todo = set(), list(modules)
+    while todo:
+        path = os.path.join(PACKAGE, todo.pop() + ".py")
+        if path in paths:
+            continue
+        paths.add(path)
+        with open(path, encoding="utf-8") as f:
+            for m in _IMPORTS.finditer(f.read()):
+                todo += [m.group(1)] if m.group(1) else \
+                    re.findall(r"\w+", m.group(2) or m.group(3))
+    return paths
+
+
+def code_state(*modules, files=()):
     """The digest of the toolkit's own code, configuration fragments and
-    semantic patches: a result kept between runs depends on them too."""
+    semantic patches: a result kept between runs depends on them too.
+    With `modules`, only of those and what they import (imported()), and
+    of `files`: for a result that depends on no other code."""
+    if modules:
+        paths = imported(*modules) | set(files)
+    else:
+        paths = (glob.glob(os.path.join(PACKAGE, "*.py"))
+                 + glob.glob(os.path.join(REPO, "tools", "*.config"))
+                 + glob.glob(os.path.join(REPO, "cocci", "*")))
     h = hashlib.sha256()
-    for path in sorted(glob.glob(os.path.join(REPO, "tools", "notifier_series",
-                                              "*.py"))
-                       + glob.glob(os.path.join(REPO, "tools", "*.config"))
-                       + glob.glob(os.path.join(REPO, "cocci", "*"))):
+    for path in sorted(paths):
         h.update(f"{os.path.relpath(path, REPO)} {sha256(path)}\n".encode())
     return h.hexdigest()
 
