@@ -6,11 +6,8 @@ their own logs say."""
 import glob
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
-import time
 import unittest
 from unittest import mock
 
@@ -22,12 +19,6 @@ FILES = 8
 NEEDED = ("distcc", "distccd", "ccache", "gcc", "make")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @unittest.skipUnless(all(map(shutil.which, NEEDED)),
                      "needs " + ", ".join(NEEDED) + " (tools/notifier-series "
                      "deps)")
@@ -35,33 +26,8 @@ class DistccTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, self.tmp, True)
-        # distccd started by root runs as the user distcc: its log folder
-        # must let it write.
-        self.logs = os.path.join(self.tmp, "logs")
-        os.makedirs(self.logs)
-        os.chmod(self.logs, 0o1777)
-        cmdlist = os.path.join(self.tmp, "cmdlist")
-        with open(cmdlist, "w", encoding="utf-8") as f:
-            f.write("\n".join(distcc.compilers()) + "\n")
-        os.chmod(self.tmp, 0o755)
-        os.chmod(cmdlist, 0o644)
-        self.daemons = []
-        hosts = []
-        for k in range(2):
-            port = free_port()
-            log = os.path.join(self.logs, f"distccd-{k}.log")
-            proc = subprocess.Popen(
-                ["distccd", "--daemon", "--no-detach", "--listen",
-                 "127.0.0.1", "--port", str(port), "--allow",
-                 "127.0.0.1/32", "--jobs", "2", "--log-level", "info",
-                 "--log-file", log],
-                env=dict(os.environ, DISTCC_CMDLIST=cmdlist),
-                start_new_session=True)
-            self.addCleanup(self.stop, proc)
-            self.daemons.append(log)
-            hosts.append(f"127.0.0.1:{port}/2")
-            self.wait_for(port)
-        self.hosts = " ".join(hosts)
+        self.hosts, self.daemons = self.enterContext(
+            distcc.local_daemons())
         self.env = mock.patch.dict(os.environ, {
             "DISTCC_DIR": os.path.join(self.tmp, "client"),
             "CCACHE_DIR": os.path.join(self.tmp, "ccache")})
@@ -70,24 +36,6 @@ class DistccTest(unittest.TestCase):
         for name in ("DISTCC_HOSTS", "CCACHE_PREFIX", "DISTCC_BACKOFF_PERIOD"):
             os.environ.pop(name, None)
         os.makedirs(os.environ["DISTCC_DIR"])
-
-    @staticmethod
-    def stop(proc):
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=30)
-
-    @staticmethod
-    def wait_for(port):
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), 1).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError(f"distccd did not listen on port {port}")
 
     def sources(self):
         src = os.path.join(self.tmp, "src")
@@ -103,12 +51,7 @@ class DistccTest(unittest.TestCase):
         return src
 
     def compiled_on(self):
-        """COMPILE_OK lines of each daemon's log."""
-        counts = []
-        for log in self.daemons:
-            with open(log, encoding="utf-8", errors="replace") as f:
-                counts.append(sum("COMPILE_OK" in line for line in f))
-        return counts
+        return distcc.jobs_done(self.daemons)
 
     def test_a_build_reaches_both_daemons(self):
         self.assertEqual(distcc.configure(self.hosts), 4)
@@ -147,7 +90,7 @@ class DistccTest(unittest.TestCase):
         self.assertIn(f"lookup of {other} in DISTCC_CMDLIST failed", said)
 
     def test_a_host_that_does_not_answer_stops_the_run(self):
-        hosts = f"{self.hosts} 127.0.0.1:{free_port()}/4"
+        hosts = f"{self.hosts} 127.0.0.1:{distcc._free_port()}/4"
         with self.assertRaisesRegex(Error, "do not answer: 127.0.0.1:"):
             distcc.configure(hosts)
         self.assertNotIn("CCACHE_PREFIX", os.environ)

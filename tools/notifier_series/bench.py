@@ -1,12 +1,14 @@
 """make bench: figures, never a verdict.  The in-kernel microbenchmark
-(kernel_bench), the memory the new head costs (headcost) and the
-toolkit's own timings (toolkit_bench), written together to
+(kernel_bench), the memory the new head costs (headcost), the toolkit's
+own timings (toolkit_bench) and a build through distcc against a plain
+one (distcc_bench), written together to
 out/<kver>/bench.json; the cover letter quotes the first two (costs())."""
 
 import datetime
 import os
 
-from . import distcc, headcost, kernel_bench, output, toolkit_bench, tree
+from . import (distcc, distcc_bench, headcost, kernel_bench, output,
+               toolkit_bench, tree)
 from .progress import say
 
 
@@ -16,7 +18,7 @@ def path_of(out, kver):
 
 
 def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
-        toolkit=True, memory=True):
+        toolkit=True, memory=True, farm=True):
     out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
     path = path_of(out, kver)
     record = {}
@@ -30,7 +32,9 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
              ("memory", memory, lambda: headcost.measure(kver, work, out,
                                                          jobs)),
              ("toolkit", toolkit, lambda: toolkit_bench.run(kver, work, out,
-                                                            jobs)))
+                                                            jobs)),
+             ("distcc", farm, lambda: distcc_bench.run(kver, work, out,
+                                                       jobs)))
     for name, wanted, measure in parts:
         if wanted:
             # Written after each part: a later one that fails does not

@@ -9,10 +9,14 @@ calls them by their absolute path, /usr/bin/gcc, /usr/bin/<cross>-gcc),
 and allows exactly these in the file its DISTCC_CMDLIST names
 (compilers())."""
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import tempfile
+import time
 
 from . import compiletest
 from .progress import Error, say
@@ -92,3 +96,65 @@ def compilers():
     lines of a helper's DISTCC_CMDLIST file."""
     return [os.path.join("/usr/bin", f"{prefix}gcc") for prefix in
             sorted(set(compiletest.CROSS.values()))]
+
+
+@contextlib.contextmanager
+def local_daemons(count=2, jobs=2):
+    """`count` distccd on 127.0.0.1, on free ports, allowed to run only
+    compilers(): they stand in for the machines of a farm.  Yields
+    (hosts, logs): distcc's host list and the daemons' log files (a job
+    they ran says COMPILE_OK there), in a folder of their own that
+    distccd, which started as root runs as the user distcc, can read
+    and write; stopped and removed on exit."""
+    folder = tempfile.mkdtemp(prefix="distccd-")
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, folder, True)
+        os.chmod(folder, 0o1777)
+        cmdlist = os.path.join(folder, "cmdlist")
+        with open(cmdlist, "w", encoding="utf-8") as f:
+            f.write("\n".join(compilers()) + "\n")
+        os.chmod(cmdlist, 0o644)
+        hosts, logs = [], []
+        for k in range(count):
+            port = _free_port()
+            logs.append(os.path.join(folder, f"distccd-{k}.log"))
+            proc = subprocess.Popen(
+                ["distccd", "--daemon", "--no-detach", "--listen",
+                 "127.0.0.1", "--port", str(port), "--allow",
+                 "127.0.0.1/32", "--jobs", str(jobs), "--log-level",
+                 "info", "--log-file", logs[-1]],
+                env=dict(os.environ, DISTCC_CMDLIST=cmdlist),
+                start_new_session=True)
+            stack.callback(_stop, proc)
+            _wait_for(port)
+            hosts.append(f"127.0.0.1:{port}/{jobs}")
+        yield " ".join(hosts), logs
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(port):
+    for _ in range(100):
+        if answers("127.0.0.1", port, 1):
+            return
+        time.sleep(0.1)
+    raise Error(f"distccd did not listen on 127.0.0.1:{port}")
+
+
+def _stop(proc):
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def jobs_done(logs):
+    """The jobs each daemon of local_daemons() compiled, by its log."""
+    counts = []
+    for log in logs:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            counts.append(sum("COMPILE_OK" in line for line in f))
+    return counts
