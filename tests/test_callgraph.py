@@ -364,12 +364,19 @@ class LinkedGraphKeptTest(unittest.TestCase):
             second, _ = classify.build_graph(kernel, kernel.path, 1, "t")
             self.assertEqual(len(linked), 1)
             self.assertEqual(second.name, first.name)
+            # What does not depend on the classes came with the pickle.
+            self.assertIsNotNone(second._sleeping)
+            self.assertIsNotNone(second._boot)
             with open(os.path.join(kernel.path, "a.c"), "a") as f:
                 f.write("void h(void) { f(); }\n")
             third, _ = classify.build_graph(kernel, kernel.path, 1, "t")
             self.assertEqual(len(linked), 2)
             self.assertIn("h", third.name)
-            with mock.patch.object(classify.tree, "code_state",
-                                   lambda *modules: "other code"):
-                classify.build_graph(kernel, kernel.path, 1, "t")
-            self.assertEqual(len(linked), 3)
+            real_sha = tree.sha256
+            for module, relinked in (("series", 2), ("lexfacts", 3),
+                                     ("callgraph", 4)):
+                code = os.path.join(tree.PACKAGE, module + ".py")
+                with mock.patch.object(tree, "sha256", lambda path: "other"
+                                       if path == code else real_sha(path)):
+                    classify.build_graph(kernel, kernel.path, 1, "t")
+                self.assertEqual(len(linked), relinked, module)

@@ -150,7 +150,8 @@ class EvidenceTest(unittest.TestCase):
             f.write("struct other { struct notifier_head nh; };\n"
                     "int demo_context_chain2, xdemo_context_chain;\n"
                     "int g(void) { return xdemo_register_notifier(0) + "
-                    "demo_register_notifier_2(0); }\n")
+                    "demo_register_notifier_2(0); }\n"
+                    "/* demo_register_notifier, named but not called */\n")
         named, other = (self.chain("demo_quiet_chain"),
                         self.chain("demo_context_chain"))
         member = self.chain("struct demo_dev.nh", "include/demo/demo.h")
@@ -259,14 +260,27 @@ class EvidenceKeptTest(unittest.TestCase):
                             "changed"], check=True)
             changed = classify.evidence_key(source)
             self.assertNotIn(changed, (None, base))
-            with open(os.path.join(source, "new.c"), "w") as f:
-                f.write("int x;\n")            # untracked
-            self.assertIsNone(classify.evidence_key(source))
-            os.unlink(os.path.join(source, "new.c"))
-            with unittest.mock.patch.object(classify.tree, "code_state",
-                                            lambda *m, **f: "other code"):
-                self.assertNotIn(classify.evidence_key(source),
-                                 (None, changed))
+            with open(os.path.join(source, ".gitignore"), "w") as f:
+                f.write(".config\n")
+            subprocess.run(["git", "-C", source, "-c", "user.name=T", "-c",
+                            "user.email=t@example.org", "add", "-A"],
+                           check=True)
+            subprocess.run(["git", "-C", source, "-c", "user.name=T", "-c",
+                            "user.email=t@example.org", "commit", "-qm",
+                            "ignore"], check=True)
+            changed = classify.evidence_key(source)
+            for name in ("new.c", ".config"):      # untracked, ignored
+                with open(os.path.join(source, name), "w") as f:
+                    f.write("int x;\n")
+                self.assertIsNone(classify.evidence_key(source), name)
+                os.unlink(os.path.join(source, name))
+            real = classify.tree.sha256
+            for code in (evidence.SMPL, evidence.__file__, chains.__file__):
+                with unittest.mock.patch.object(
+                        classify.tree, "sha256", lambda path: "other" if
+                        path == code else real(path)):
+                    self.assertNotIn(classify.evidence_key(source),
+                                     (None, changed), code)
             with unittest.mock.patch.object(evidence, "spatch_version",
                                             lambda env: "spatch 0"):
                 self.assertNotIn(classify.evidence_key(source),

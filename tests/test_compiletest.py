@@ -3,6 +3,7 @@ symbol builds a file, directly or through a composite object."""
 
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 
@@ -306,9 +307,12 @@ class UpToDateTest(unittest.TestCase):
 class BuiltTest(unittest.TestCase):
     """A file whose object was built before from the same inputs, as its
     .cmd names them, is not compiled again; a change of any of them, of
-    the configuration, of the tree's list of files or of a file no
-    compiler reads (a Makefile) compiles it again; a failure, and a tree
-    with local changes, are not kept."""
+    the configuration, of what `make prepare` generates, of the tree's
+    list of files, of a file no compiler reads (a Makefile) or of a host
+    tool compiles it again; a failure, and a tree with local changes,
+    are not kept.  The fake make acts as Kbuild: prepare writes
+    auto.conf and the generated headers, a failed compile leaves the
+    last .cmd."""
 
     def setUp(self):
         from tests.fake_kernel import IDENT, git
@@ -319,9 +323,12 @@ class BuiltTest(unittest.TestCase):
         for path, text in (("drivers/a.c", "#include <x.h>\n"),
                            ("include/x.h", "int x;\n"),
                            ("include/y.h", "int y;\n"),
+                           ("kernel/bounds.c", "int bounds;\n"),
+                           ("scripts/basic/fixdep.c", "int main;\n"),
                            ("Makefile", "obj-y += a.o\n"),
-                           ("build/include/config/auto.conf", "CONFIG_A=y\n"),
-                           ("build/include/generated/g.h", "#define G 1\n")):
+                           (".gitignore", "*.o\n"),
+                           ("build/.config", "CONFIG_A=y\n"),
+                           ("build/include/generated/g.h", "A\n")):
             self.write(path, text, commit=False)
         git(self.tree, "init", "-q")
         git(self.tree, "add", "-A")
@@ -329,38 +336,55 @@ class BuiltTest(unittest.TestCase):
         self.commit = lambda: (git(self.tree, "add", "-A"),
                                git(self.tree, *IDENT, "commit", "-q", "-m",
                                    "changed"))
-        self.compiled, self.fail = [], False
+        self.compiled, self.bad, self.regenerate = [], None, None
+        self.flags = "-O2"
+
+    def path(self, path):
+        return (os.path.join(self.tmp, path) if path.startswith("build/")
+                else os.path.join(self.tree, path))
 
     def write(self, path, text, commit=True):
-        where = (os.path.join(self.tmp, path) if path.startswith("build/")
-                 else os.path.join(self.tree, path))
-        os.makedirs(os.path.dirname(where), exist_ok=True)
-        with open(where, "w", encoding="utf-8") as f:
+        os.makedirs(os.path.dirname(self.path(path)), exist_ok=True)
+        with open(self.path(path), "w", encoding="utf-8") as f:
             f.write(text)
         if commit and not path.startswith("build/"):
             self.commit()
 
+    def read(self, path):
+        with open(self.path(path), encoding="utf-8") as f:
+            return f.read()
+
     def make(self, cmd, log, label):
+        if "prepare" in cmd:
+            self.write("build/include/config/auto.conf",
+                       self.read("build/.config"))
+            self.write("build/include/generated/bounds.h",
+                       self.read("kernel/bounds.c"))
+            return 0
         for target in (a for a in cmd if a.endswith(".o")):
             self.compiled.append(target)
-            if self.fail:
-                continue
+            if self.regenerate:
+                self.write("build/include/generated/g.h", self.regenerate)
+            if self.read("build/include/generated/g.h") == self.bad:
+                continue            # no object; the last .cmd stays
             folder, name = os.path.split(target)
             os.makedirs(os.path.join(self.build, folder), exist_ok=True)
             with open(os.path.join(self.build, target), "w") as f:
                 f.write("object")
-            with open(os.path.join(self.build, folder, f".{name}.cmd"),
-                      "w", encoding="utf-8") as f:
-                f.write(f"cmd_{target} := gcc -c -o {target} a.c\n\n"
-                        f"source_{target} := {self.tree}/drivers/a.c\n\n"
-                        f"deps_{target} := \\\n"
-                        f"  {self.tree}/include/x.h \\\n"
-                        "    $(wildcard include/config/FOO) \\\n"
-                        "  include/generated/g.h \\\n\n"
-                        f"{target}: $(deps_{target})\n")
+            self.write(f"build/{folder}/.{name}.cmd",
+                       f"cmd_{target} := gcc {self.flags} -c -o {target} "
+                       "a.c\n\n"
+                       f"source_{target} := {self.tree}/drivers/a.c\n\n"
+                       f"deps_{target} := \\\n"
+                       f"  {self.tree}/include/x.h \\\n"
+                       "    $(wildcard include/config/FOO) \\\n"
+                       "  include/generated/g.h \\\n"
+                       "  include/generated/bounds.h \\\n\n"
+                       f"{target}: $(deps_{target})\n")
         return 0
 
     def run_it(self, state="tools"):
+        """Whether make compiled a.c; checks that the answer is its."""
         from unittest import mock
         self.compiled = []
         kept = compiletest.Built(os.path.join(self.tmp, "cache"), self.tree,
@@ -369,20 +393,26 @@ class BuiltTest(unittest.TestCase):
             built = compiletest.build_objects(
                 self.tree, self.build, ["drivers/a.c"], 1, "log", "test",
                 kept=kept)
-        self.assertEqual(built, {"drivers/a.c": not self.fail})
+        self.assertEqual(built, {"drivers/a.c": os.path.exists(
+            os.path.join(self.build, "drivers", "a.o"))})
         return bool(self.compiled)
 
     def test_each_input_of_the_key(self):
         self.assertTrue(self.run_it())
         self.assertFalse(self.run_it())
+        cmd = "build/drivers/.a.o.cmd"
         for change in (
                 lambda: self.write("include/x.h", "int x, z;\n"),
                 lambda: self.write("Makefile", "obj-m += a.o\n"),
                 lambda: self.write("include/new.h", "\n"),
                 lambda: self.write("drivers/a.c", "#include <x.h>\n\n"),
-                lambda: self.write("build/include/generated/g.h", "\n"),
-                lambda: self.write("build/include/config/auto.conf", "\n"),
-                lambda: self.write("build/include/config/FOO", "")):
+                lambda: self.write("kernel/bounds.c", "long bounds;\n"),
+                lambda: self.write("scripts/basic/fixdep.c", "int main2;\n"),
+                lambda: self.write("build/include/generated/g.h", "B\n"),
+                lambda: self.write("build/.config", "CONFIG_A=m\n"),
+                lambda: self.write("build/include/config/FOO", ""),
+                lambda: self.write(cmd, self.read(cmd).replace(
+                    "-O2", "-O2 -Wextra"))):
             change()
             self.assertTrue(self.run_it())
             self.assertFalse(self.run_it())
@@ -391,17 +421,37 @@ class BuiltTest(unittest.TestCase):
         self.assertFalse(self.run_it())
 
     def test_a_failure_and_local_changes_are_not_kept(self):
-        self.fail = True
+        self.assertTrue(self.run_it())
+        # The compile fails now: the .cmd of the last success stays.
+        self.bad = "B\n"
+        self.write("build/include/generated/g.h", "B\n")
         self.assertTrue(self.run_it())
         self.assertTrue(self.run_it())
-        self.fail = False
-        self.write("include/x.h", "int x, z;\n", commit=False)
-        self.assertTrue(self.run_it())
-        self.assertTrue(self.run_it())
-        self.commit()
+        self.bad = None
+        for local in ("include/x.h", "include/untracked.h", "stray.o"):
+            with self.subTest(local):
+                self.write(local, "int x, z;\n", commit=False)
+                self.assertTrue(self.run_it())
+                self.assertTrue(self.run_it())
+                os.unlink(self.path(local))
+                subprocess.run(["git", "-C", self.tree, "checkout", "-q",
+                                "."], check=True)
         self.assertTrue(self.run_it())
         self.assertFalse(self.run_it())
 
+    def test_what_the_build_left_is_kept(self):
+        # The build itself rewrites a generated header: the answer is
+        # kept under what the object was compiled with, not under what
+        # the header held when the cache was asked.
+        self.assertTrue(self.run_it())
+        self.write("include/x.h", "int x, z;\n")
+        self.regenerate = "B\n"
+        self.assertTrue(self.run_it())
+        self.regenerate, self.bad = None, "A\n"
+        self.write("build/include/generated/g.h", "A\n")
+        self.assertTrue(self.run_it())
+        self.assertFalse(os.path.exists(os.path.join(self.build, "drivers",
+                                                     "a.o")))
 
 if __name__ == "__main__":
     unittest.main()

@@ -156,8 +156,10 @@ class CodeStateTest(unittest.TestCase):
 
     MODULES = {
         "a": "import os\n\nfrom . import (b,\n                c)\n",
-        "b": "from .d import X\n\n\ndef f():\n    from . import e\n",
-        "c": "X = 1\n", "d": "X = 2\n", "e": "Y = 3\n", "f": "Z = 4\n"}
+        "b": "from .d import X  # noqa\n\n\ndef f():\n"
+             "    from . import e as E, \\\n        g\n",
+        "c": "X = 1\n", "d": "X = 2\n", "e": "Y = 3\n", "f": "Z = 4\n",
+        "g": "from os import path\n"}
 
     def test_the_modules_imported(self):
         from notifier_series import tree
@@ -169,7 +171,7 @@ class CodeStateTest(unittest.TestCase):
         with unittest.mock.patch.object(tree, "PACKAGE", folder):
             self.assertEqual({os.path.basename(p)[:-3]
                               for p in tree.imported("a")},
-                             {"a", "b", "c", "d", "e"})
+                             {"a", "b", "c", "d", "e", "g"})
             before = tree.code_state("a")
             with open(os.path.join(folder, "f.py"), "a") as f:
                 f.write("# another module\n")

@@ -33,8 +33,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
                                                          jobs)),
              ("toolkit", toolkit, lambda: toolkit_bench.run(kver, work, out,
                                                             jobs)),
-             ("distcc", farm, lambda: distcc_bench.run(kver, work, out,
-                                                       jobs)))
+             ("distcc_build", farm, lambda: distcc_bench.run(kver, work,
+                                                             out, jobs)))
     for name, wanted, measure in parts:
         if wanted:
             # Written after each part: a later one that fails does not

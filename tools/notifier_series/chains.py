@@ -411,6 +411,12 @@ def followed(tree):
     return names
 
 
+def followed_in(source):
+    """evidence.collect()'s `followed` for the checkout `source`: the
+    wrappers followed() picks among its records."""
+    return lambda records: followed(Tree(records, source))
+
+
 def atomic_evidence(chain):
     """Why the chain is called in atomic context: [(site, why)]."""
     found = []

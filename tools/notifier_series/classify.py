@@ -189,11 +189,10 @@ def collect(kernel_tree, source, jobs, what):
         if found is not None:
             say("    the evidence of the same checkout and code, "
                 "from the cache")
+            found["seconds"] = round(time.monotonic() - started, 1)
             return found
-        found = evidence.collect(
-            source, jobs,
-            lambda records: chains.followed(chains.Tree(records, source)),
-            evidence_cache(kernel_tree))
+        found = evidence.collect(source, jobs, chains.followed_in(source),
+                                 evidence_cache(kernel_tree))
         found["seconds"] = round(time.monotonic() - started, 1)
         if key and not found["problems"]:
             memo.put(folder, key, found)
@@ -202,14 +201,18 @@ def collect(kernel_tree, source, jobs, what):
 
 def evidence_key(source):
     """What the evidence of the checkout `source` depends on: its tree
-    object, spatch's version, the semantic patch and the code of
-    evidence.py and chains.py (which picks the wrappers followed); None
-    when the checkout has local changes, which its tree object does not
-    hold."""
+    object, spatch's and git's versions (git grep picks the files), the
+    .cocciconfig of the home folder (the checkout's is in its tree), the
+    semantic patch and the code of evidence.py and chains.py (which
+    picks the wrappers followed); None when the checkout has local
+    changes, which its tree object does not hold, even ignored ones."""
     if tree.git(source, "status", "--porcelain", "--ignored=matching",
                 "--untracked-files=all").strip():
         return None
+    home = os.path.join(os.path.expanduser("~"), ".cocciconfig")
     return memo.key("evidence", tree.git(source, "rev-parse", "HEAD^{tree}"),
+                    tree.git(source, "--version"),
+                    tree.sha256(home) if os.path.exists(home) else "",
                     evidence.spatch_version(evidence.spatch_env()),
                     tree.code_state("evidence", "chains",
                                     files=[evidence.SMPL]))

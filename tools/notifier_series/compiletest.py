@@ -63,10 +63,17 @@ def configure(kernel_path, build_dir, log, arch="x86_64", cross=None):
 def build_objects(kernel_path, build_dir, files, jobs, log, label,
                   arch="x86_64", cross=None, kept=None):
     """{file: True when its object was built now, or was built before
-    from the same inputs (`kept`, a Built)}.  The objects that parallel
-    jobs did not build are built again by one job: for single targets
-    Kbuild may reach one folder twice (um does), and two jobs then race
-    to write the same object."""
+    from the same inputs (`kept`, a Built, asked after `make prepare`
+    has brought the configuration and the generated headers up to
+    date)}.  The objects that parallel jobs did not build are built
+    again by one job: for single targets Kbuild may reach one folder
+    twice (um does), and two jobs then race to write the same object."""
+    args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross else [])
+    make = (["make", "-C", kernel_path, f"O={build_dir}", f"-j{jobs}", "-k"]
+            + args + cc(cross or ""))
+    if kept and (run_logged(make + ["prepare"], log, f"{label}, prepare")
+                 or not kept.load()):
+        kept = None
     known = {f for f in files if kept and kept.built(f)}
     todo = [f for f in files if f not in known]
     if known:
@@ -81,11 +88,7 @@ def build_objects(kernel_path, build_dir, files, jobs, log, label,
             os.unlink(os.path.join(build_dir, o))
     built = dict.fromkeys(known, True)
     if todo:
-        args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross
-                                   else [])
-        cmd = (["make", "-C", kernel_path, f"O={build_dir}", f"-j{jobs}",
-                "-k"] + args + cc(cross or "") + objects)
-        run_logged(cmd, log, label)
+        run_logged(make + objects, log, label)
         built.update((f, os.path.exists(os.path.join(build_dir, o)))
                      for f, o in zip(todo, objects))
     again = [f for f in todo if not built[f]]
@@ -93,7 +96,7 @@ def build_objects(kernel_path, build_dir, files, jobs, log, label,
         built.update(build_objects(kernel_path, build_dir, again, 1, log,
                                    f"{label}, again by one job", arch,
                                    cross))
-    if kept:
+    if kept and kept.load():        # what the build left, read again
         for f in todo:
             if built[f]:
                 kept.keep(f)
@@ -105,38 +108,52 @@ class Built:
     inputs, in a build folder: a file's key is what its object's .cmd
     names (the command, the source and each file it included, by
     content, and the CONFIG_ options it read, by whether their file
-    exists), with the tree's configuration (`auto.conf`), the list of
-    its files (a new header may shadow another), every file of it that
-    no compiler reads (Makefiles, Kconfig, scripts), and `state`, the
+    exists), with the build's configuration (`.config` and `auto.conf`),
+    the list of the tree's files (a new header may shadow another), every
+    file of it that no compiler of the kernel reads (Makefiles, Kconfig)
+    and every file of the host tools that run in an object's rule
+    (scripts/, tools/: fixdep, genksyms, objtool), and `state`, the
     compilers' versions and the environment.  Only a file built now is
-    kept; a tree with local changes keeps nothing."""
+    kept; a tree with local changes, even ignored ones, keeps nothing."""
 
     def __init__(self, folder, kernel_path, build_dir, state):
         self.folder, self.tree, self.build_dir = (folder, kernel_path,
                                                   build_dir)
+        self.state = state
+        self.blobs = None
+
+    def load(self):
+        """Reads the tree's files and the build's configuration (again);
+        False when the tree has local changes or the build no
+        configuration."""
         self.blobs, self.contents = None, {}
-        if tree.git(kernel_path, "status", "--porcelain",
+        if tree.git(self.tree, "status", "--porcelain", "--ignored=matching",
                     "--untracked-files=all"):
-            return
-        self.blobs = {}
-        for line in tree.git(kernel_path, "ls-files", "-s").splitlines():
-            meta, _, path = line.partition("\t")
-            self.blobs[path] = meta.split()[1]
-        try:
-            with open(os.path.join(build_dir, "include", "config",
-                                   "auto.conf"), "rb") as f:
-                config = f.read()
-        except OSError:
-            self.blobs = None
-            return
+            return False
+        blobs = {}
+        for entry in tree.git(self.tree, "ls-files", "-s", "-z").split("\0"):
+            meta, _, path = entry.partition("\t")
+            if path:
+                blobs[path] = meta.split()[1]
+        configs = []
+        for name in (".config", os.path.join("include", "config",
+                                             "auto.conf")):
+            try:
+                with open(os.path.join(self.build_dir, name), "rb") as f:
+                    configs.append(f.read())
+            except OSError:
+                return False
+        self.blobs = blobs
         self.base = memo.key(
-            "object", state, config, *sorted(self.blobs),
-            *(f"{p} {b}" for p, b in sorted(self.blobs.items())
-              if not p.endswith((".c", ".h", ".S"))))
+            "object", self.state, *configs, *sorted(blobs),
+            *(f"{p} {b}" for p, b in sorted(blobs.items())
+              if not p.endswith((".c", ".h", ".S"))
+              or p.startswith(("scripts/", "tools/"))))
+        return True
 
     def key(self, source):
         """The key of `source` by its object's .cmd, or None."""
-        if self.blobs is None:
+        if self.blobs is None or source not in self.blobs:
             return None
         obj = source[:-2] + ".o"
         cmd = os.path.join(self.build_dir, os.path.dirname(obj),
@@ -150,7 +167,7 @@ class Built:
         command = re.search(r"^(?:saved)?cmd_\S+ := (.*)$", text, re.M)
         if not m or not command:
             return None
-        parts = [self.base, source, self.blobs.get(source), command.group(1)]
+        parts = [self.base, source, self.blobs[source], command.group(1)]
         for dep in re.findall(r"\$\(wildcard (\S+)\)|(\S+)", m.group(1)):
             if dep[0]:
                 there = os.path.exists(os.path.join(self.build_dir, dep[0]))
@@ -240,6 +257,7 @@ class CompileTest:
         self.tree, self.build_dir, self.pristine = (kernel_tree.path,
                                                     build_dir, pristine)
         self.log, self.jobs, self.objects = log, jobs, objects
+        self.tools = None
         self.configs = {}
         self.result = {"compiled": 0, "touched": 0, "failed": [],
                        "not_compiled": [], "x86_touched": 0,
@@ -308,18 +326,21 @@ class CompileTest:
         None without a cache."""
         if self.objects is None:
             return None
+        self.tools = self.tools or tools_state()
         return Built(self.objects, kernel_path, folder,
-                     memo.key(tools_state(), arch))
+                     memo.key(self.tools, arch))
 
 
 def state(kernel_path, pristine, files, arches):
     """What the compile-test's answer depends on: the content of both
     trees, the files, the architectures and tools_state(); None when a
-    tree has changes that are not committed (then nothing is kept)."""
+    tree has changes that are not committed, untracked or ignored files
+    (then nothing is kept)."""
     parts = [tools_state(), " ".join(sorted(files)),
              repr(sorted(arches) if arches is not None else None)]
     for path in (kernel_path, pristine):
-        if tree.git(path, "status", "--porcelain", "--untracked-files=no"):
+        if tree.git(path, "status", "--porcelain", "--ignored=matching",
+                    "--untracked-files=all"):
             return None
         parts.append(tree.git(path, "rev-parse", "HEAD^{tree}"))
     return memo.key(*parts)

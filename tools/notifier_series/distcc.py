@@ -126,7 +126,7 @@ def local_daemons(count=2, jobs=2):
                 env=dict(os.environ, DISTCC_CMDLIST=cmdlist),
                 start_new_session=True)
             stack.callback(_stop, proc)
-            _wait_for(port)
+            _wait_for(proc, port)
             hosts.append(f"127.0.0.1:{port}/{jobs}")
         yield " ".join(hosts), logs
 
@@ -137,8 +137,11 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _wait_for(port):
+def _wait_for(proc, port):
     for _ in range(100):
+        if proc.poll() is not None:
+            raise Error(f"distccd on 127.0.0.1:{port} exited with status "
+                        f"{proc.returncode}")
         if answers("127.0.0.1", port, 1):
             return
         time.sleep(0.1)

@@ -38,6 +38,9 @@ def build(source, folder, jobs, env, log):
 def run(kver, work=None, out=None, jobs=None):
     """{"config", "plain": {seconds, jobs}, "distcc": {seconds, jobs,
     hosts, jobs_per_daemon}}."""
+    if not shutil.which("ccache"):
+        raise Error("the distcc figure needs ccache, which hands the "
+                    "compiler to distcc (tools/notifier-series deps)")
     kernel_tree = tree.prepare(kver, work)
     source = classify.pristine_checkout(kernel_tree)
     folder = os.path.join(os.path.dirname(kernel_tree.path),
@@ -62,14 +65,19 @@ def run(kver, work=None, out=None, jobs=None):
                 env = dict(plain, CCACHE_DIR=os.path.join(tmp, "distcc"),
                            DISTCC_DIR=os.path.join(tmp, "client"),
                            CCACHE_PREFIX="distcc")
+                # Without its folder distcc compiles here, unseen.
+                os.makedirs(env["DISTCC_DIR"])
                 env[distcc.HOSTS] = hosts
                 slots = DAEMONS * jobs
                 with Step(f"{CONFIG} of Linux {kernel_tree.version} through "
                           f"distcc on {hosts} (-j{slots})"):
                     seconds = build(source, folder, slots, env, log)
+                done = distcc.jobs_done(logs)
+                if not sum(done):
+                    raise Error(f"no job reached the distccd on {hosts}: "
+                                f"see {log}")
                 record["distcc"] = {"jobs": slots, "seconds": seconds,
-                                    "hosts": hosts,
-                                    "jobs_per_daemon": distcc.jobs_done(logs)}
+                                    "hosts": hosts, "jobs_per_daemon": done}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     say(f"  {CONFIG}: plain {record['plain']['seconds']}s, through distcc "

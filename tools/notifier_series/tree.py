@@ -1,6 +1,7 @@
 """Kernel trees: Debian's linux-source tarball extracted into a git
 repository outside this one, with one pristine baseline commit."""
 
+import ast
 import contextlib
 import fcntl
 import glob
@@ -79,7 +80,6 @@ def sha256(path):
 
 
 PACKAGE = os.path.join(REPO, "tools", "notifier_series")
-_IMPORTS = re.compile(r"^\s*from \.(\w*) import (?:\(([^)]*)\)|(.*))$", re.M)
 
 
 def imported(*modules):
@@ -92,9 +92,10 @@ def imported(*modules):
             continue
         paths.add(path)
         with open(path, encoding="utf-8") as f:
-            for m in _IMPORTS.finditer(f.read()):
-                todo += [m.group(1)] if m.group(1) else \
-                    re.findall(r"\w+", m.group(2) or m.group(3))
+            for node in ast.walk(ast.parse(f.read(), path)):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    todo += ([node.module.split(".")[0]] if node.module
+                             else [a.name for a in node.names])
     return paths
 
 
