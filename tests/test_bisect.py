@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import unittest
 
-from tools.notifier_series import bisect
+from notifier_series import bisect
 
 # Kbuild's .cmd file of one object, as 6.1 writes it under O=.
 CMD = """\

@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from tools.notifier_series import compiletest
+from notifier_series import compiletest
 
 MAKEFILE = """\
 obj-$(CONFIG_DEMO_CORE) += demo.o

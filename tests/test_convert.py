@@ -11,8 +11,8 @@ import tempfile
 import unittest
 from unittest import mock
 
-from tools.notifier_series import convert
-from tools.notifier_series.progress import Error
+from notifier_series import convert
+from notifier_series.progress import Error
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "fixtures", "convert")

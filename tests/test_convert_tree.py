@@ -10,8 +10,8 @@ from unittest import mock
 
 from tests.fake_kernel import make_tarball
 from tests.test_convert import FIXTURE, YAML
-from tools.notifier_series import convert, convert_tree, tree
-from tools.notifier_series.progress import Error
+from notifier_series import convert, convert_tree, tree
+from notifier_series.progress import Error
 
 
 class TypedUsesTest(unittest.TestCase):

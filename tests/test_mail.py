@@ -11,7 +11,7 @@ import unittest
 import unittest.mock
 
 from tests.fake_kernel import IDENT, git, make_tarball
-from tools.notifier_series import mail, tree
+from notifier_series import mail, tree
 
 SERIES = "notifier-series/series"
 

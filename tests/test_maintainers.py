@@ -3,7 +3,7 @@
 import itertools
 import unittest
 
-from tools.notifier_series import maintainers
+from notifier_series import maintainers
 
 # scripts/get_maintainer.pl --sections -f drivers/base/power/qos.c on
 # Linux 6.1, trimmed: three sections match as deep (drivers/base/power/),

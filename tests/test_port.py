@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from tests.fake_kernel import IDENT, git, make_tarball
-from tools.notifier_series import port, tree
+from notifier_series import port, tree
 
 
 def entry(chain, defined, cls, declared):

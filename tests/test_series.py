@@ -9,8 +9,8 @@ import tempfile
 import unittest
 
 from tests.fake_kernel import IDENT, git as fake_git, make_tarball
-from tools.notifier_series import output, series, split, tree
-from tools.notifier_series.classification import Entry
+from notifier_series import output, series, split, tree
+from notifier_series.classification import Entry
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -126,7 +126,9 @@ class MessageTest(unittest.TestCase):
                       " ".join(text.split()))
 
 
-class RecordBisectTest(unittest.TestCase):
+class BisectRecordTest(unittest.TestCase):
+    """make bisect writes a record of its own (out/<kver>/bisect.json);
+    the series quotes the record of its own patches, and no other."""
     REPORT = {"patches": 2, "patch_ids": ["a", "b"], "applies": True,
               "b4_applies": True,
               "checkpatch": {"errors": 0, "warnings": 0, "checks": 0},
@@ -139,48 +141,41 @@ class RecordBisectTest(unittest.TestCase):
                              "open": 0, "items": []}}
 
     def setUp(self):
-        self.out = tempfile.mkdtemp(prefix="record-bisect-")
-        self.folder = os.path.join(self.out, "6.1", "series")
-        os.makedirs(self.folder)
-        report = dict(self.REPORT, summary=series.summary_lines(self.REPORT))
-        output.write_json(os.path.join(self.folder, "report.json"), report)
-        with open(os.path.join(self.folder, "0000-cover-letter.patch"), "w",
-                  encoding="utf-8") as f:
-            f.write("".join(f"  - {line}\n" for line in report["summary"]))
+        self.out = tempfile.mkdtemp(prefix="bisect-record-")
+        self.addCleanup(shutil.rmtree, self.out)
 
-    def tearDown(self):
-        shutil.rmtree(self.out)
+    def quoted(self, record):
+        """(summary, green) of the series with the bisect record of its
+        patches that out/ holds."""
+        os.makedirs(os.path.join(self.out, "6.1"), exist_ok=True)
+        output.write_json(os.path.join(self.out, "6.1", "bisect.json"),
+                          record)
+        report = dict(self.REPORT, bisect=series.last_bisect(
+            self.out, "6.1", self.REPORT["patch_ids"]) or {"patches": 2})
+        return " ".join(series.summary_lines(report)), series.green(report)
 
-    def read(self):
-        with open(os.path.join(self.folder, "0000-cover-letter.patch"),
-                  encoding="utf-8") as f:
-            return (output.read_json(os.path.join(self.folder,
-                                                  "report.json")), f.read())
-
-    def test_a_run_of_the_same_patches_is_quoted_in_report_and_cover(self):
-        record = {"when": "2026-12-04 06:00 UTC", "patches": 2, "built": 1,
-                  "failures": [{"patch": 2}], "patch_ids": ["a", "b"]}
-        self.assertTrue(series.record_bisect(self.out, "6.1", record))
-        report, cover = self.read()
-        self.assertEqual(report["bisect"]["built"], 1)
-        self.assertFalse(report["green"])
+    def test_a_run_of_the_same_patches_is_quoted(self):
+        said, green = self.quoted({
+            "when": "2026-12-04 06:00 UTC", "patches": 2, "built": 1,
+            "failures": [{"patch": 2}], "patch_ids": ["a", "b"]})
+        self.assertFalse(green)
         self.assertIn("1/2 patches build, last run 2026-12-04 06:00 UTC",
-                      cover)
-        self.assertNotIn("not run for this series", cover)
+                      said)
+        self.assertNotIn("not run for this series", said)
 
-    def test_a_run_of_other_patches_changes_nothing(self):
-        before = self.read()
-        record = {"when": "x", "patches": 2, "built": 2, "failures": [],
-                  "patch_ids": ["a", "c"]}
-        self.assertFalse(series.record_bisect(self.out, "6.1", record))
-        self.assertEqual(self.read(), before)
+    def test_a_run_of_other_patches_is_not(self):
+        said, green = self.quoted({"when": "x", "patches": 2, "built": 1,
+                                   "failures": [{"patch": 2}],
+                                   "patch_ids": ["a", "c"]})
+        self.assertTrue(green)
+        self.assertIn("not run for this series", said)
 
     def test_patches_not_built_again_are_counted(self):
-        record = {"when": "x", "patches": 2, "built": 2, "failures": [],
-                  "unchanged": [2], "patch_ids": ["a", "b"]}
-        self.assertTrue(series.record_bisect(self.out, "6.1", record))
+        said, _ = self.quoted({"when": "x", "patches": 2, "built": 2,
+                               "failures": [], "unchanged": [2],
+                               "patch_ids": ["a", "b"]})
         self.assertIn("2/2 patches build (1 built, the other 1 change no "
-                      "file the build reads), last run x", self.read()[1])
+                      "file the build reads), last run x", said)
 
 
 class RemovalTest(unittest.TestCase):
@@ -204,20 +199,20 @@ class RemovalTest(unittest.TestCase):
 
 class GreenTest(unittest.TestCase):
     def test_an_open_violation_is_not_green(self):
-        report = dict(RecordBisectTest.REPORT)
+        report = dict(BisectRecordTest.REPORT)
         self.assertTrue(series.green(report))
         report["violations"] = dict(report["violations"], open=1)
         self.assertFalse(series.green(report))
         self.assertIn("1 open", series.summary_lines(report)[0])
 
     def test_b4_messages_that_do_not_apply_are_not_green(self):
-        report = dict(RecordBisectTest.REPORT, b4_applies=False)
+        report = dict(BisectRecordTest.REPORT, b4_applies=False)
         self.assertFalse(series.green(report))
         del report["b4_applies"]        # a report of before the b4 branch
         self.assertFalse(series.green(report))
 
     def test_a_path_awaiting_triage_is_not_green(self):
-        report = dict(RecordBisectTest.REPORT)
+        report = dict(BisectRecordTest.REPORT)
         report["violations"] = dict(report["violations"], candidate=1)
         self.assertFalse(series.green(report))
 
@@ -432,7 +427,7 @@ class ArchiveTest(unittest.TestCase):
         output.write_json(os.path.join(self.folder, "report.json"), report)
 
     def test_kept_by_revision_and_series(self):
-        from tools.notifier_series.mail import Revision
+        from notifier_series.mail import Revision
         self.publish({"revision": 2, "change_id": "a"})
         series.archive(self.out, "6.1", Revision(2, "a", {}))
         self.assertTrue(os.path.isdir(self.folder))

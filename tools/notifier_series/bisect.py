@@ -103,10 +103,6 @@ def run(kver, work=None, out=None, jobs=None):
     say(f"bisect: {record['built']}/{record['patches']} patches build, "
         f"{len(commits) - len(unchanged)} built, the others touch no file "
         f"the build read ({record['seconds']:.0f}s); {path}")
-    if series.record_bisect(out, kver, record):
-        say(f"    quoted in {os.path.join(out, kver, 'series')}: "
-            "report.json and the cover letter")
-    else:
-        say("    out/<kver>/series/ is of other patches: the next "
-            f"make series KVER={kver} quotes this run")
+    say(f"    make series KVER={kver} quotes it (report.json, the cover "
+        "letter, the b4 branch) while the series has the same patches")
     return 0 if not failures else 1

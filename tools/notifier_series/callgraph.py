@@ -24,7 +24,7 @@ import sys
 import time
 from collections import defaultdict
 
-from . import lexfacts
+from . import lexfacts, output
 from .lexfacts import CALL, CLOSE, DEAD, GFP, ICALL, JUMP, LABEL, OPEN
 from .progress import Error, say
 
@@ -249,15 +249,13 @@ def index(tree_path, cache_file, jobs=2, files=None):
     if len(todo) > REWRITE_AFTER or (todo and
                                      not os.path.exists(cache_file)):
         os.makedirs(os.path.dirname(cache_file), exist_ok=True)
-        tmp = cache_file + ".new"
         kept = {files[p]: by_path[p] for p in files}
         others = [b for b in cached if b not in kept]
         if len(others) <= KEEP_OTHERS:      # a worktree with a few fixes
             kept.update((b, cached[b]) for b in others)
-        with open(tmp, "wb") as f:
+        with output.replaced(cache_file, "wb") as f:
             pickle.dump({"extractor": key, "facts": kept}, f,
                         protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache_file)
     figures = {"files": len(files), "read": len(todo),
                "megabytes_read": round(read / 1e6, 1),
                "unbalanced": sorted(p for p, f in by_path.items()

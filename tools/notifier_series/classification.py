@@ -6,6 +6,7 @@ import os
 
 import yaml
 
+from . import output
 from .chains import ROOTED_RULES, RULES
 from .progress import Error
 from .tree import REPO
@@ -305,8 +306,4 @@ def _quote(value):
     return text
 
 
-def write(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+write = output.write_text

@@ -7,7 +7,6 @@ import json
 import os
 import pickle
 import re
-import tempfile
 import time
 from collections import Counter
 
@@ -101,17 +100,9 @@ def _load_linked(path, key):
 def _keep_linked(path, key, graph, figures):
     """Keeps the linked graph of one checkout, replacing the last."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".new")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(key, f)
-            pickle.dump((graph, figures), f,
-                        protocol=pickle.HIGHEST_PROTOCOL)
-        os.chmod(tmp, 0o644)            # mkstemp's is 0600
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with output.replaced(path, "wb") as f:
+        pickle.dump(key, f)
+        pickle.dump((graph, figures), f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def gate_cache(kernel_tree):
@@ -476,11 +467,7 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     folder = os.path.join(out, kver)
     output.write_json(os.path.join(folder, "audit.json"), report)
     text = audit_text(report)
-    with open(os.path.join(folder, "audit.txt.tmp"), "w",
-              encoding="utf-8") as f:
-        f.write(text)
-    os.replace(os.path.join(folder, "audit.txt.tmp"),
-               os.path.join(folder, "audit.txt"))
+    output.write_text(os.path.join(folder, "audit.txt"), text)
     say(text.split("\n\n")[0])
     say(f"  audit in {folder}/audit.txt and audit.json")
     if problems:

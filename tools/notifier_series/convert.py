@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from . import classification, evidence, memo
+from . import classification, evidence, memo, output
 from .progress import Error, say
 from .tree import REPO
 
@@ -576,21 +576,7 @@ def unified_diff(changed, directory):
     return "".join(out)
 
 
-def replace(path, text):
-    """Writes `text` to `path` through a temporary file in its folder."""
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".convert-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8",
-                       errors="surrogateescape") as f:
-            f.write(text)
-        if os.path.exists(path):
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+replace = output.write_text
 
 
 def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,

@@ -36,8 +36,8 @@ def build(source, folder, jobs, env, log):
 
 
 def run(kver, work=None, out=None, jobs=None):
-    """{"config", "plain": {seconds, jobs}, "distcc": {seconds, jobs,
-    hosts, jobs_per_daemon}}."""
+    """{"config", "plain": {seconds, jobs}, "farm": {seconds, jobs,
+    hosts, jobs_per_daemon}}: "farm" is the build through distcc."""
     if not shutil.which("ccache"):
         raise Error("the distcc figure needs ccache, which hands the "
                     "compiler to distcc (tools/notifier-series deps)")
@@ -76,11 +76,11 @@ def run(kver, work=None, out=None, jobs=None):
                 if not sum(done):
                     raise Error(f"no job reached the distccd on {hosts}: "
                                 f"see {log}")
-                record["distcc"] = {"jobs": slots, "seconds": seconds,
+                record["farm"] = {"jobs": slots, "seconds": seconds,
                                     "hosts": hosts, "jobs_per_daemon": done}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     say(f"  {CONFIG}: plain {record['plain']['seconds']}s, through distcc "
-        f"{record['distcc']['seconds']}s (jobs per daemon: "
-        f"{record['distcc']['jobs_per_daemon']})")
+        f"{record['farm']['seconds']}s (jobs per daemon: "
+        f"{record['farm']['jobs_per_daemon']})")
     return record

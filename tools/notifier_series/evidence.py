@@ -8,10 +8,9 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 import time
 
-from . import tree
+from . import output, tree
 from .progress import Error, say
 from .tree import REPO
 
@@ -215,10 +214,8 @@ class Cache:
         if key is None:
             return
         os.makedirs(self.folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(value, f)
-        os.replace(tmp, os.path.join(self.folder, key + ".json"))
+        output.write_json(os.path.join(self.folder, key + ".json"), value,
+                          indent=None)
 
 
 def spatch_env(wrappers=()):

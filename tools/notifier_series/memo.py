@@ -6,7 +6,8 @@ to delete: a missing or unreadable entry is computed again."""
 import hashlib
 import json
 import os
-import tempfile
+
+from . import output
 
 
 def key(*parts):
@@ -35,15 +36,7 @@ def put(folder, digest, value):
     """Keeps `value` (JSON) under `digest`, replacing the file whole."""
     path = _path(folder, digest)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    # A file of its own: two writers of one key may race.
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".new")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"value": value}, f)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    output.write_json(path, {"value": value}, indent=None)
 
 
 def cached(folder, digest, compute, keep=lambda value: True):

@@ -1,9 +1,11 @@
 """Output folders under out/: built as <folder>.new and put in place whole
 at the end, so that a failed run leaves the previous output as it was."""
 
+import contextlib
 import json
 import os
 import shutil
+import tempfile
 
 
 def stage(folder):
@@ -19,12 +21,42 @@ def read_json(path):
         return json.load(f)
 
 
-def write_json(path, data):
+@contextlib.contextmanager
+def replaced(path, mode="w"):
+    """A file to write, which replaces `path` whole when the block ends
+    without an exception: a temporary file of the same folder until
+    then (two writers of one path have one each), removed on an
+    exception.  It keeps the mode of the file it replaces, else 0644.
+    The one way the toolkit writes a file that another may read."""
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".",
+                               suffix=".new")
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {
+                "encoding": "utf-8", "errors": "surrogateescape"})) as f:
+            yield f
+        if os.path.exists(path):
+            shutil.copymode(path, tmp)
+        else:
+            os.chmod(tmp, 0o644)        # mkstemp's is 0600
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path, text):
+    """Writes `text` to `path`, replacing it whole (replaced())."""
+    with replaced(path) as f:
+        f.write(text)
+
+
+def write_json(path, data, indent=1):
     """Writes `data` as JSON to `path`, replacing it whole."""
-    with open(path + ".new", "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
+    with replaced(path) as f:
+        json.dump(data, f, indent=indent)
         f.write("\n")
-    os.replace(path + ".new", path)
 
 
 def publish(new, folder, name=None, data=None):

@@ -544,33 +544,6 @@ def last_bisect(out, kver, patch_ids):
     return record if record.get("patch_ids") == patch_ids else {}
 
 
-def record_bisect(out, kver, record):
-    """Puts a bisect record into out/<kver>/series/'s report and cover
-    letter when they are of the same patches; True when it did."""
-    folder = os.path.join(out, kver, "series")
-    path = os.path.join(folder, "report.json")
-    try:
-        report = output.read_json(path)
-    except (OSError, ValueError):
-        return False
-    if report.get("patch_ids") != record["patch_ids"]:
-        return False
-    old = report["summary"]
-    report["bisect"] = record
-    report["summary"] = summary_lines(report)
-    report["green"] = green(report)
-    cover = os.path.join(folder, "0000-cover-letter.patch")
-    with open(cover, encoding="utf-8") as f:
-        text = f.read()
-    for before, after in zip(old, report["summary"]):
-        text = text.replace(f"  - {before}\n", f"  - {after}\n")
-    with open(cover + ".new", "w", encoding="utf-8") as f:
-        f.write(text)
-    output.write_json(path, report)
-    os.replace(cover + ".new", cover)
-    return True
-
-
 def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
         arches=None):
     """Regenerates and checks the series of `kver`; returns an exit

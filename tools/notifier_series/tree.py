@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import time
 
+from . import output
 from .progress import Error, Step, say
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -229,10 +230,7 @@ def _baseline(kver, tarball, digest, dest):
     record = {"kver": kver, "kernel": version, "package": package,
               "tarball": tarball, "sha256": digest,
               "tree": git(dest, "rev-parse", "HEAD^{tree}").strip()}
-    tmp = os.path.join(dest, ".git", RECORD + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=1)
-    os.replace(tmp, os.path.join(dest, ".git", RECORD))
+    output.write_json(os.path.join(dest, ".git", RECORD), record)
     return record
 
 
