@@ -558,13 +558,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     # The b4 refs, before minutes of work that they would stop.
     git = tree.prepare(kver, work).path
     mail.check_refs(git, kver)
-    # The classification as this run reads it, kept beside the patches.
-    try:
-        with open(classify.yaml_path(kver), encoding="utf-8") as f:
-            yaml_text = f.read()
-    except (OSError, UnicodeDecodeError):
-        classification.load(classify.yaml_path(kver))   # the file:line
-        raise
+    yaml_text = _classification_text(kver)
     kernel_tree, core, groups, conversion, entries = build_series(
         kver, work, out, jobs, yaml_text, git)
     items, unused = classify.judged(
@@ -579,70 +573,19 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     names = sorted(p for p in os.listdir(stage) if p.endswith(".patch"))
     files = [os.path.join(stage, p) for p in names if not p.startswith("0000")]
     cover = os.path.join(stage, names[0])
-    with Step(f"To: and Cc: of {len(files)} patches "
-              "(scripts/get_maintainer.pl)"):
-        state = maintainers.state(git)
-        everyone = ([], [])         # the cover letter's To: and Cc:
-        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            for patch, (to, cc) in zip(files, pool.map(
-                    lambda p: mail_headers(git, p, tree.cache(
-                        kernel_tree, "get_maintainer"), state), files)):
-                add_headers(patch, to, cc)
-                for kept, addresses in zip(everyone, (to, cc)):
-                    kept += [a for a in addresses if a not in kept]
-        everyone[1][:] = [a for a in everyone[1] if a not in everyone[0]]
-    report = {"kernel": kernel_tree.version, "patches": len(files),
-              "subsystem_patches": len(groups),
-              "violations": gate.summary(items),
-              "conversion": {k: conversion[k] for k in (
-                  "chains_converted", "files_changed", "converted_by_text",
-                  "unconverted", "init_unresolved", "typed_api_left",
-                  "second_run_files_changed")},
-              "locks_removed": conversion.get("locks_removed", []),
-              "unregister_added": conversion.get("unregister_added", [])}
-    with Step(f"checkpatch.pl --strict on {len(files)} patches"):
-        cp = checkpatch.run(git, files, jobs,
-                            tree.cache(kernel_tree, "checkpatch"))
-    with open(os.path.join(stage, "checkpatch.txt"), "w",
-              encoding="utf-8") as f:
-        f.write("\n".join(f"== {name}\n{text}"
-                          for name, text in cp.pop("patches").items()))
-    report["checkpatch"] = cp
-    report["typed_api_left"] = convert_tree.typed_uses(
-        git, ("*.c", "*.h", "*.S"))
-    report["checkpatch_errors"] = cp["errors"]
-    with Step("applying the series to the pristine tree"):
-        report["applies"], report["applies_why"] = applies(
-            git, files, tree.cache(kernel_tree, "apply"))
-    touched = tree.git(git, "diff", "--name-only", tree.PRISTINE,
-                       BRANCH).split()
-    if compile:
-        report["compile_test"] = compiletest.cached_run(
-            tree.cache(kernel_tree, "compile-test"), kernel_tree, touched,
-            os.path.join(os.path.dirname(git), f"build-{kver}-allmod"),
-            classify.pristine_checkout(kernel_tree),
-            os.path.join(stage, "compile-test.log"),
-            distcc.build_jobs(given_jobs), arches)
-        report["compile_test"]["log"] = "compile-test.log"  # next to this
-    else:
-        report["compile_test"] = {"compiled": 0, "touched": 0,
-                                  "x86_compiled": 0, "x86_touched": 0,
-                                  "failed": [], "not_compiled": [],
-                                  "skipped": True}
+    everyone = _address(kernel_tree, files, jobs)
+    report = _report(kernel_tree, files, groups, items, conversion)
+    report.update(_patch_checks(kernel_tree, stage, files, jobs))
+    report["compile_test"] = _compile_test(
+        kver, kernel_tree, stage, distcc.build_jobs(given_jobs), arches) \
+        if compile else {"compiled": 0, "touched": 0, "x86_compiled": 0,
+                         "x86_touched": 0, "failed": [], "not_compiled": [],
+                         "skipped": True}
     ids = commit_ids(git, tree.PRISTINE, BRANCH)
     report["patch_ids"] = ids
     report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
-    extra = files[len(patches_of_core(kver)):]
-    # In a worktree of its own: the boot test, the mutants and the other
-    # commands check out the core branch in the tree, which would make
-    # every boot of the series rebuild what <linux/notifier.h> reaches.
-    boot = boottest.run(kver, work, out, timeout, given_jobs, extra,
-                        "series-boot", worktree="series-boot",
-                        extra_branch="notifier-series/series-boot-worktree")
-    report["boot_test"] = {k: boot.get(k) for k in (
-        "outcome", "reasons", "kunit", "torture", "splats", "sparse",
-        "commit")}
-    report["boot_test"]["kunit"].pop("tests", None)
+    report["boot_test"] = _boot_test(kver, work, out, timeout, given_jobs,
+                                     files[len(patches_of_core(kver)):])
     report["since"] = since(kver, entries)
     if report["since"]:
         with Step(f"port report of the {report['since']['from']} series"):
@@ -652,6 +595,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     rev = mail.revision(git, kver, mail.patches_of(git, tree.PRISTINE,
                                                    BRANCH))
     report["revision"], report["change_id"] = rev.number, rev.change_id
+    # The classification as this run read it, kept beside the patches.
     with open(os.path.join(stage, CLASSIFICATION), "w",
               encoding="utf-8") as f:
         f.write(yaml_text)
@@ -674,8 +618,107 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     report["seconds"] = round(time.monotonic() - start, 1)
     archive(out, kver, rev)
     output.publish(stage, folder, "report.json", report)
-    say(f"Series of Linux {kernel_tree.version}: {len(files)} patches in "
-        f"{folder}")
+    _say(kver, kernel_tree, folder, report, rev)
+    return 0 if report["green"] else 1
+
+
+def _report(kernel_tree, files, groups, items, conversion):
+    """The report's first fields: the patches, the gate's verdicts and
+    what the conversion did."""
+    return {"kernel": kernel_tree.version, "patches": len(files),
+            "subsystem_patches": len(groups),
+            "violations": gate.summary(items),
+            "conversion": {k: conversion[k] for k in (
+                "chains_converted", "files_changed", "converted_by_text",
+                "unconverted", "init_unresolved", "typed_api_left",
+                "second_run_files_changed")},
+            "locks_removed": conversion.get("locks_removed", []),
+            "unregister_added": conversion.get("unregister_added", [])}
+
+
+def _classification_text(kver):
+    """The text of classify/linux-<kver>.yaml as this run reads it; an
+    undecodable file is reported with its line."""
+    try:
+        with open(classify.yaml_path(kver), encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        classification.load(classify.yaml_path(kver))   # the file:line
+        raise
+
+
+def _address(kernel_tree, files, jobs):
+    """Adds each patch's To: and Cc: (get_maintainer.pl, cached);
+    returns the union, the cover letter's ([To], [Cc])."""
+    git = kernel_tree.path
+    with Step(f"To: and Cc: of {len(files)} patches "
+              "(scripts/get_maintainer.pl)"):
+        state = maintainers.state(git)
+        everyone = ([], [])
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            for patch, (to, cc) in zip(files, pool.map(
+                    lambda p: mail_headers(git, p, tree.cache(
+                        kernel_tree, "get_maintainer"), state), files)):
+                add_headers(patch, to, cc)
+                for kept, addresses in zip(everyone, (to, cc)):
+                    kept += [a for a in addresses if a not in kept]
+        everyone[1][:] = [a for a in everyone[1] if a not in everyone[0]]
+    return everyone
+
+
+def _patch_checks(kernel_tree, stage, files, jobs):
+    """The report's checkpatch, typed_api_left, checkpatch_errors,
+    applies and applies_why; checkpatch's text in stage/checkpatch.txt."""
+    git = kernel_tree.path
+    with Step(f"checkpatch.pl --strict on {len(files)} patches"):
+        cp = checkpatch.run(git, files, jobs,
+                            tree.cache(kernel_tree, "checkpatch"))
+    with open(os.path.join(stage, "checkpatch.txt"), "w",
+              encoding="utf-8") as f:
+        f.write("\n".join(f"== {name}\n{text}"
+                          for name, text in cp.pop("patches").items()))
+    found = {"checkpatch": cp, "typed_api_left": convert_tree.typed_uses(
+        git, ("*.c", "*.h", "*.S")), "checkpatch_errors": cp["errors"]}
+    with Step("applying the series to the pristine tree"):
+        found["applies"], found["applies_why"] = applies(
+            git, files, tree.cache(kernel_tree, "apply"))
+    return found
+
+
+def _compile_test(kver, kernel_tree, stage, jobs, arches):
+    """The report's compile_test of the files the series touches, its log
+    in stage/compile-test.log."""
+    git = kernel_tree.path
+    touched = tree.git(git, "diff", "--name-only", tree.PRISTINE,
+                       BRANCH).split()
+    result = compiletest.cached_run(
+        tree.cache(kernel_tree, "compile-test"), kernel_tree, touched,
+        os.path.join(os.path.dirname(git), f"build-{kver}-allmod"),
+        classify.pristine_checkout(kernel_tree),
+        os.path.join(stage, "compile-test.log"), jobs, arches)
+    result["log"] = "compile-test.log"  # next to the report
+    return result
+
+
+def _boot_test(kver, work, out, timeout, jobs, extra):
+    """The report's boot_test of the core patches and the `extra`
+    patches after them.  In a worktree of its own: the boot test, the
+    mutants and the other commands check out the core branch in the
+    tree, which would make every boot of the series rebuild what
+    <linux/notifier.h> reaches."""
+    boot = boottest.run(kver, work, out, timeout, jobs, extra,
+                        "series-boot", worktree="series-boot",
+                        extra_branch="notifier-series/series-boot-worktree")
+    found = {k: boot.get(k) for k in (
+        "outcome", "reasons", "kunit", "torture", "splats", "sparse",
+        "commit")}
+    found["kunit"].pop("tests", None)
+    return found
+
+
+def _say(kver, kernel_tree, folder, report, rev):
+    say(f"Series of Linux {kernel_tree.version}: {report['patches']} "
+        f"patches in {folder}")
     for line in report["summary"]:
         say("  " + line)
     say(f"  b4 branch {mail.branch(kver)}, v{rev.number}; b4 send -o's "
@@ -684,7 +727,6 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
             else "FAIL: " + report["b4_applies_why"]))
     say(f"  {'all checks green' if report['green'] else 'NOT GREEN'}; "
         f"{report['seconds']:.0f}s")
-    return 0 if report["green"] else 1
 
 
 def _published(folder, change_id):
