@@ -602,35 +602,8 @@ def seed_comparison(model, decided):
 
 
 def audit_text(r):
-    lines = [
-        f"Notifier chains of Linux {r['kernel']} ({r['package']}): "
-        f"{r['chains']} chains, "
-        + ", ".join(f"{n} {k}" for k, n in sorted(r["by_kind"].items()))
-        + f".  Proposed class vs declared kind: {r['agreement']['agree']} "
-        f"agree, {r['agreement']['disagree']} disagree, "
-        f"{r['agreement']['no_evidence']} without evidence.  "
-        f"Call graph evidence: {r['coverage']['with_evidence']} of "
-        f"{r['coverage']['with_evidence'] + r['coverage']['without']} "
-        f"atomic/blocking chains have a path, "
-        f"{r['coverage']['conflicts']} with a conflict.  "
-        f"{len(r['violations'])} rule violations ("
-        + ", ".join(f"{r['gate'][s]} {s}" for s in gate.STATUSES) + "), "
-        f"{len(r['unresolved_sites'])} sites whose chain is not known.  "
-        + ("The 2005 series' other rules: " + ", ".join(
-            f"{n} {name}" for name, n in r["rule_counts"].items()) + ".  "
-           if "rule_counts" in r else "") +
-        f"Classification: {r['classification']['drafts']} drafts, "
-        f"{len(r['classification']['overrides'])} overrides, "
-        f"{len(r['classification']['problems'])} problems; "
-        f"{r.get('seconds')}s.", ""]
-    rt = r.get("runtime")
-    lines[0] += (
-        f"  Runtime ({rt['source']}): {rt['seen']} chains "
-        f"seen in the integration boot, {len(rt['only_dynamic'])} with "
-        "dynamic evidence only"
-        + (f" ({', '.join(rt['only_dynamic'])})" if rt["only_dynamic"]
-           else "") + "." if rt else
-        "  Runtime: no integration boot recorded (make runtime-test).")
+    """The audit report of classify, as text (audit.txt)."""
+    lines = _audit_head(r)
 
     def section(title, rows):
         lines.append(f"== {title} ({len(rows)})")
@@ -682,6 +655,48 @@ def audit_text(r):
            f"\n    no evidence: searched {_searched(d['searched'])}")
         + "".join(f"\n    runtime: {o}" for o in d.get("runtime") or [])
         for d in r["details"]])
+    lines += _audit_figures(r)
+    return "\n".join(lines) + "\n"
+
+
+def _audit_head(r):
+    """The audit's first paragraph: every figure in one place."""
+    lines = [
+        f"Notifier chains of Linux {r['kernel']} ({r['package']}): "
+        f"{r['chains']} chains, "
+        + ", ".join(f"{n} {k}" for k, n in sorted(r["by_kind"].items()))
+        + f".  Proposed class vs declared kind: {r['agreement']['agree']} "
+        f"agree, {r['agreement']['disagree']} disagree, "
+        f"{r['agreement']['no_evidence']} without evidence.  "
+        f"Call graph evidence: {r['coverage']['with_evidence']} of "
+        f"{r['coverage']['with_evidence'] + r['coverage']['without']} "
+        f"atomic/blocking chains have a path, "
+        f"{r['coverage']['conflicts']} with a conflict.  "
+        f"{len(r['violations'])} rule violations ("
+        + ", ".join(f"{r['gate'][s]} {s}" for s in gate.STATUSES) + "), "
+        f"{len(r['unresolved_sites'])} sites whose chain is not known.  "
+        + ("The 2005 series' other rules: " + ", ".join(
+            f"{n} {name}" for name, n in r["rule_counts"].items()) + ".  "
+           if "rule_counts" in r else "") +
+        f"Classification: {r['classification']['drafts']} drafts, "
+        f"{len(r['classification']['overrides'])} overrides, "
+        f"{len(r['classification']['problems'])} problems; "
+        f"{r.get('seconds')}s.", ""]
+    rt = r.get("runtime")
+    lines[0] += (
+        f"  Runtime ({rt['source']}): {rt['seen']} chains "
+        f"seen in the integration boot, {len(rt['only_dynamic'])} with "
+        "dynamic evidence only"
+        + (f" ({', '.join(rt['only_dynamic'])})" if rt["only_dynamic"]
+           else "") + "." if rt else
+        "  Runtime: no integration boot recorded (make runtime-test).")
+    return lines
+
+
+def _audit_figures(r):
+    """The audit's last lines: what the evidence and the call graph
+    read, and how long it took."""
+    lines = []
     lines.append(f"Evidence: {r['files']['api']} files using the chain API, "
                  f"{r['files']['callers']} calling {r['wrappers']} of the "
                  f"chains' wrappers, in {r['evidence_seconds']}s; not "
@@ -702,4 +717,4 @@ def audit_text(r):
             f"{len(g['unbalanced'])} files whose braces do not balance; "
             f"{g['atomic_functions']} functions reached in atomic context, "
             f"{g['sleeping_functions']} that may sleep.")
-    return "\n".join(lines) + "\n"
+    return lines

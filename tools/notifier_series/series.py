@@ -267,17 +267,32 @@ def cover_letter(kver, version, entries, groups, checks, patches,
     has none), `locks` the locks that the conversion removed, `added`
     the unregister wrappers it added and `costs` the sentences of
     bench.costs()."""
-    by_class = {"blocking": [], "atomic": [], "excluded": []}
-    for e in entries:
-        by_class[e["class"]].append(e)
-    width = 48
+    lines = []
+    for paragraph in _intro(kver, version):
+        lines += split.wrap(paragraph) + [""]
+    lines += _classes(entries)
+    lines += _violations(violations)
+    lines += [""] + rule_findings(rules, locks, added)
+    if costs:
+        lines += [""] + split.wrap("What this costs.  " + costs[0])
+        lines += [f"  {line}" for line in costs[1:]]
+    lines += ["", "Checks run on the series:", ""]
+    lines += [f"  - {line}" for line in checks]
+    lines += ["", f"{len(patches)} patches: the core patches, "
+              f"{len(groups)} subsystem patches, the removal."]
+    lines += [""] + split.wrap(
+        f"To regenerate it: make series KVER={kver} (tools/notifier-series "
+        f"series {kver}); b4 prep --compare-to vN in the tree's b4 branch "
+        f"{mail.branch(kver)} shows what changed since revision N.")
+    if changes:
+        lines += [""] + changes
+    return "\n".join(lines) + "\n"
 
-    def listing(items):
-        return [f"{e['defined'] + ':':<{width}}{e['chain']}"
-                for e in sorted(items, key=lambda e: (e["defined"],
-                                                      e["chain"]))]
 
-    intro = [
+def _intro(kver, version):
+    """The cover letter's first paragraphs: the 2005 RFC, mainline's
+    design, why this series revisits it, how it is made."""
+    return [
         "In November 2005 Chandra Seetharaman posted, with Alan Stern, "
         "\"[RFC][PATCH 0/7]: Fix for unsafe notifier chain\": notifier "
         "chains were walked without a lock, so every chain got one head, "
@@ -314,15 +329,22 @@ def cover_letter(kver, version, entries, groups, checks, patches,
         "until then, every conversion patch is independent of the others "
         "and can go through its subsystem's tree.",
     ]
-    lines = []
-    for paragraph in intro:
-        lines += split.wrap(paragraph) + [""]
-    lines += [
-        "Here is the classification of the chains:",
-        "",
-        "BLOCKING:",
-        "+++++++++",
-    ]
+
+
+def _classes(entries):
+    """The cover letter's listing of the chains by class."""
+    by_class = {"blocking": [], "atomic": [], "excluded": []}
+    for e in entries:
+        by_class[e["class"]].append(e)
+    width = 48
+
+    def listing(items):
+        return [f"{e['defined'] + ':':<{width}}{e['chain']}"
+                for e in sorted(items, key=lambda e: (e["defined"],
+                                                      e["chain"]))]
+
+    lines = ["Here is the classification of the chains:", "", "BLOCKING:",
+             "+++++++++"]
     lines += listing(by_class["blocking"])
     lines += ["", "ATOMIC:", "+++++++"]
     lines += listing(by_class["atomic"])
@@ -335,8 +357,14 @@ def cover_letter(kver, version, entries, groups, checks, patches,
                      f"({e['declared']})")
         if e["declared"] not in ("raw", "srcu"):
             lines += split.wrap(e["reason"], indent="    ", hanging="    ")
+    return lines
+
+
+def _violations(violations):
+    """The cover letter's paragraphs on the rule violations and their
+    fixes."""
     fixes = [v for v in violations if v["status"] == "fixed"]
-    lines += [""] + split.wrap(
+    lines = [""] + split.wrap(
         "The rule checks of the classification (writers in process "
         "context, no sleeping callout on an atomic chain, no writer in a "
         "callout of its own chain...) found "
@@ -351,21 +379,7 @@ def cover_letter(kver, version, entries, groups, checks, patches,
             "before the core patch, which changes the rule, so that every "
             "point of the series is free of them; they are independent of "
             "the rest and can go through their subsystems' trees.")
-    lines += [""] + rule_findings(rules, locks, added)
-    if costs:
-        lines += [""] + split.wrap("What this costs.  " + costs[0])
-        lines += [f"  {line}" for line in costs[1:]]
-    lines += ["", "Checks run on the series:", ""]
-    lines += [f"  - {line}" for line in checks]
-    lines += ["", f"{len(patches)} patches: the core patches, "
-              f"{len(groups)} subsystem patches, the removal."]
-    lines += [""] + split.wrap(
-        f"To regenerate it: make series KVER={kver} (tools/notifier-series "
-        f"series {kver}); b4 prep --compare-to vN in the tree's b4 branch "
-        f"{mail.branch(kver)} shows what changed since revision N.")
-    if changes:
-        lines += [""] + changes
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def rule_findings(rules, locks, added=()):
