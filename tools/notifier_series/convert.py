@@ -610,25 +610,8 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
         r["form"] in ("init", "initializer")})
     excluded = {(r["file"], r["line"]) for r in records
                 if r["kind"] == "head" and r["cls"] == "excluded"}
-    by_hand, comments = [], []
-    for path in files:
-        old = _text(directory, path)
-        keep = {n for f, n in excluded if f == path}
-        text = retab(old, changed.get(path, old))
-        heads, lines, notes = [], [], []
-        if path not in COMPAT:
-            # The compatibility layer's macros name the typed API.
-            text, heads, lines, notes = by_text(path, text, table, records,
-                                                keep)
-        records += heads
-        by_hand += [f"{path}:{n}" for n in lines]
-        comments += [f"{path}:{n}" for n in notes]
-        if text != old:
-            changed[path] = text
-        for line, name in leftovers(path, text):
-            if (path, line) not in excluded:
-                unconverted.append((path, line, f"{name} is left: spatch "
-                                    "could not convert this use"))
+    by_hand, comments = _text_pass(directory, files, changed, records,
+                                   table, excluded, unconverted)
     api = api_texts(directory)
     added, errors = add_unregister(
         directory, [p for p in files if p.endswith(".c")], changed,
@@ -674,6 +657,35 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
         for path, text in sorted(changed.items()):
             replace(os.path.join(directory, path), text)
     return report
+
+
+def _text_pass(directory, files, changed, records, table, excluded,
+               unconverted):
+    """What spatch left to text: renames what it could not parse (the
+    assembly, a use it failed on) and the comments, in `changed`, adds
+    the heads it found to `records` and the uses still left to
+    `unconverted`; returns the sites converted by text and the comments
+    renamed, as file:line."""
+    by_hand, comments = [], []
+    for path in files:
+        old = _text(directory, path)
+        keep = {n for f, n in excluded if f == path}
+        text = retab(old, changed.get(path, old))
+        heads, lines, notes = [], [], []
+        if path not in COMPAT:
+            # The compatibility layer's macros name the typed API.
+            text, heads, lines, notes = by_text(path, text, table, records,
+                                                keep)
+        records += heads
+        by_hand += [f"{path}:{n}" for n in lines]
+        comments += [f"{path}:{n}" for n in notes]
+        if text != old:
+            changed[path] = text
+        for line, name in leftovers(path, text):
+            if (path, line) not in excluded:
+                unconverted.append((path, line, f"{name} is left: spatch "
+                                    "could not convert this use"))
+    return by_hand, comments
 
 
 def locks(records, removed):
