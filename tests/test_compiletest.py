@@ -233,6 +233,29 @@ class CacheTest(unittest.TestCase):
                 self.run_it()
         self.assertEqual(self.runs, 9)
 
+    def test_trees_changed_during_the_run_keep_nothing(self):
+        from unittest import mock
+        from tests.fake_kernel import IDENT
+        series = os.path.join(self.tmp, "series")
+        makefile = os.path.join(series, "drivers", "s390", "char",
+                                "Makefile")
+        with open(makefile, encoding="utf-8") as f:
+            text = f.read()
+        real = compiletest.run
+
+        def changing(*args, **kwargs):
+            with open(makefile, "a", encoding="utf-8") as f:
+                f.write("# meanwhile\n")
+            self.git(series, *IDENT, "commit", "-q", "-a", "-m", "meanwhile")
+            return real(*args, **kwargs)
+        with mock.patch.object(compiletest, "run", changing):
+            self.run_it()
+        with open(makefile, "w", encoding="utf-8") as f:
+            f.write(text)           # the tree of before, committed again
+        self.git(series, *IDENT, "commit", "-q", "-a", "-m", "back")
+        self.run_it()
+        self.assertEqual(self.runs, 2)      # not answered from the cache
+
     def test_an_answer_with_a_failure_is_not_kept(self):
         self.run_it(files=("drivers/s390/char/broken.c",))
         self.run_it(files=("drivers/s390/char/broken.c",))
@@ -337,7 +360,7 @@ class BuiltTest(unittest.TestCase):
                                git(self.tree, *IDENT, "commit", "-q", "-m",
                                    "changed"))
         self.compiled, self.bad, self.regenerate = [], None, None
-        self.flags = "-O2"
+        self.flags, self.meanwhile, self.extra = "-O2", None, []
 
     def path(self, path):
         return (os.path.join(self.tmp, path) if path.startswith("build/")
@@ -363,9 +386,14 @@ class BuiltTest(unittest.TestCase):
             return 0
         for target in (a for a in cmd if a.endswith(".o")):
             self.compiled.append(target)
+            # The compiler reads the header before the tree changes.
+            broken = self.read("include/x.h") == self.bad
+            if self.meanwhile:
+                self.meanwhile()
             if self.regenerate:
                 self.write("build/include/generated/g.h", self.regenerate)
-            if self.read("build/include/generated/g.h") == self.bad:
+            if broken or self.read("build/include/generated/g.h") == \
+                    self.bad:
                 continue            # no object; the last .cmd stays
             folder, name = os.path.split(target)
             os.makedirs(os.path.join(self.build, folder), exist_ok=True)
@@ -379,7 +407,9 @@ class BuiltTest(unittest.TestCase):
                        f"  {self.tree}/include/x.h \\\n"
                        "    $(wildcard include/config/FOO) \\\n"
                        "  include/generated/g.h \\\n"
-                       "  include/generated/bounds.h \\\n\n"
+                       "  include/generated/bounds.h \\\n"
+                       + "".join(f"  {d} \\\n" for d in self.extra)
+                       + "\n"
                        f"{target}: $(deps_{target})\n")
         return 0
 
@@ -438,6 +468,30 @@ class BuiltTest(unittest.TestCase):
                                 "."], check=True)
         self.assertTrue(self.run_it())
         self.assertFalse(self.run_it())
+
+    def test_a_tree_changed_during_the_build_keeps_nothing(self):
+        # A checkout while make runs (make bisect on the same tree): the
+        # object is of a tree that is neither the one before nor after.
+        # What it made is kept under neither: the tree as the build
+        # left it does not compile.
+        self.bad = "int x, z;\n"
+        self.meanwhile = lambda: self.write("include/x.h", self.bad)
+        self.assertTrue(self.run_it())
+        self.meanwhile = None
+        self.assertTrue(self.run_it())
+        self.assertFalse(os.path.exists(os.path.join(self.build, "drivers",
+                                                     "a.o")))
+
+    def test_a_header_the_rule_itself_makes_gives_no_key(self):
+        self.extra = ["lib/crc32table.h"]
+        self.write("build/lib/crc32table.h", "table\n")
+        self.assertTrue(self.run_it())
+        self.assertTrue(self.run_it())
+
+    def test_a_missing_object_is_compiled(self):
+        self.assertTrue(self.run_it())
+        os.unlink(os.path.join(self.build, "drivers", "a.o"))
+        self.assertTrue(self.run_it())
 
     def test_what_the_build_left_is_kept(self):
         # The build itself rewrites a generated header: the answer is

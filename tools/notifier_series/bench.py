@@ -35,6 +35,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
                                                             jobs)),
              ("distcc_build", farm, lambda: distcc_bench.run(kver, work,
                                                              out, jobs)))
+    for stale in set(record) - {name for name, _, _ in parts}:
+        del record[stale]           # a part of an older bench
     for name, wanted, measure in parts:
         if wanted:
             # Written after each part: a later one that fails does not

@@ -93,7 +93,7 @@ def _load_linked(path, key):
                 return None, None
             return callgraph.unpickle(f)
     except (OSError, EOFError, pickle.PickleError, AttributeError,
-            ValueError):
+            ValueError, ImportError):
         return None, None
 
 

@@ -71,8 +71,11 @@ def build_objects(kernel_path, build_dir, files, jobs, log, label,
     args = [f"ARCH={arch}"] + ([f"CROSS_COMPILE={cross}"] if cross else [])
     make = (["make", "-C", kernel_path, f"O={build_dir}", f"-j{jobs}", "-k"]
             + args + cc(cross or ""))
-    if kept and (run_logged(make + ["prepare"], log, f"{label}, prepare")
-                 or not kept.load()):
+    if kept and run_logged(make + ["prepare"], log, f"{label}, prepare"):
+        say(f"    make prepare failed (see {log}): every file is compiled, "
+            "and none is kept")
+        kept = None
+    if kept and not kept.load():
         kept = None
     known = {f for f in files if kept and kept.built(f)}
     todo = [f for f in files if f not in known]
@@ -96,7 +99,7 @@ def build_objects(kernel_path, build_dir, files, jobs, log, label,
         built.update(build_objects(kernel_path, build_dir, again, 1, log,
                                    f"{label}, again by one job", arch,
                                    cross))
-    if kept and kept.load():        # what the build left, read again
+    if kept and todo and kept.reload():     # what the build left
         for f in todo:
             if built[f]:
                 kept.keep(f)
@@ -122,10 +125,16 @@ class Built:
         self.state = state
         self.blobs = None
 
+    def reload(self):
+        """load() again after a build, True when the tree is as it was
+        before (a checkout meanwhile, say by make bisect, would key what
+        was compiled under files that were not)."""
+        before = self.blobs
+        return before is not None and self.load() and self.blobs == before
+
     def load(self):
-        """Reads the tree's files and the build's configuration (again);
-        False when the tree has local changes or the build no
-        configuration."""
+        """Reads the tree's files and the build's configuration; False
+        when the tree has local changes or the build no configuration."""
         self.blobs, self.contents = None, {}
         if tree.git(self.tree, "status", "--porcelain", "--ignored=matching",
                     "--untracked-files=all"):
@@ -181,11 +190,15 @@ class Built:
 
     def _content(self, dep):
         """A dependency's blob in the tree, else the digest of its
-        content (a file made in the build folder, or a compiler's);
-        None when it is missing."""
+        content: a compiler's file, or one of the build folder that make
+        prepare made (under GENERATED; one that the object's own rule
+        may make again from a source of the tree, as lib/crc32table.h,
+        gives no key).  None when it is missing."""
         prefix = self.tree.rstrip("/") + "/"
         if dep.startswith(prefix):
             return self.blobs.get(dep[len(prefix):])
+        if not os.path.isabs(dep) and not GENERATED.match(dep):
+            return None
         if dep not in self.contents:
             try:
                 self.contents[dep] = tree.sha256(os.path.join(
@@ -195,13 +208,21 @@ class Built:
         return self.contents[dep]
 
     def built(self, source):
+        """Whether `source`'s object, there, was built from these inputs."""
         digest = self.key(source)
-        return bool(digest and memo.get(self.folder, digest))
+        return bool(digest and os.path.exists(os.path.join(
+            self.build_dir, source[:-2] + ".o"))
+            and memo.get(self.folder, digest))
 
     def keep(self, source):
         digest = self.key(source)
         if digest:
             memo.put(self.folder, digest, True)
+
+
+# The files of a build folder that make prepare makes: the configuration
+# and the generated headers.
+GENERATED = re.compile(r"(?:arch/[^/]+/)?include/(?:generated|config)/")
 
 
 def kconfig_symbol(kernel_path, source):
@@ -386,8 +407,10 @@ def cached_run(cache, kernel_tree, files, build_dir, pristine, log, jobs,
         return kept["result"]
     result = run(kernel_tree, files, build_dir, pristine, log, jobs, arches,
                  os.path.join(cache, "objects"))
-    # A failure may be the machine's (a killed compiler): never kept.
-    if digest and not result["failed"] and not any(
+    # A failure may be the machine's (a killed compiler): never kept;
+    # nor an answer of trees that changed while it was made.
+    if digest and not result["failed"] and digest == state(
+            kernel_tree.path, pristine, files, arches) and not any(
             "allmodconfig failed" in n["why"]
             for n in result["not_compiled"]):
         with open(log, encoding="utf-8", errors="replace") as f:

@@ -576,7 +576,10 @@ def unified_diff(changed, directory):
     return "".join(out)
 
 
-replace = output.write_text
+def replace(path, text):
+    """Writes `text` to `path` whole; the bytes a source held that are not
+    UTF-8 are written back as they were read."""
+    output.write_text(path, text, errors="surrogateescape")
 
 
 def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,

@@ -2,9 +2,9 @@
 tinyconfig, built twice from an empty build folder and an empty ccache,
 with the toolkit's compiler (`ccache gcc`): once plainly, with make -j
 of this machine's CPUs, and once through two distccd on 127.0.0.1
-(distcc.local_daemons()), each taking as many jobs as this machine has
-CPUs, with make -j of their slots.  On one machine
-the daemons share its CPUs: the figure is distcc's own cost, not what a
+(distcc.local_daemons()), which share this machine's CPUs between them,
+with make -j of their slots, and without distcc's fallback to a local
+compile.  On one machine the figure is distcc's own cost, not what a
 farm gains."""
 
 import os
@@ -36,11 +36,15 @@ def build(source, folder, jobs, env, log):
 
 
 def run(kver, work=None, out=None, jobs=None):
-    """{"config", "plain": {seconds, jobs}, "farm": {seconds, jobs,
-    hosts, jobs_per_daemon}}: "farm" is the build through distcc."""
-    if not shutil.which("ccache"):
-        raise Error("the distcc figure needs ccache, which hands the "
-                    "compiler to distcc (tools/notifier-series deps)")
+    """{"config", "kernel", "cpus", "log", "plain": {seconds, jobs},
+    "farm": {seconds, jobs, hosts, jobs_per_daemon}}: "farm" is the
+    build through distcc."""
+    missing = [t for t in ("ccache", "distcc", "distccd")
+               if not shutil.which(t)]
+    if missing:
+        raise Error(f"the distcc figure needs {', '.join(missing)} (ccache "
+                    "hands the compiler to distcc; tools/notifier-series "
+                    "deps)")
     kernel_tree = tree.prepare(kver, work)
     source = classify.pristine_checkout(kernel_tree)
     folder = os.path.join(os.path.dirname(kernel_tree.path),
@@ -61,14 +65,17 @@ def run(kver, work=None, out=None, jobs=None):
                 record["plain"] = {"jobs": jobs, "seconds": build(
                     source, folder, jobs, dict(
                         plain, CCACHE_DIR=os.path.join(tmp, "plain")), log)}
-            with distcc.local_daemons(DAEMONS, jobs) as (hosts, logs):
+            each = max(1, jobs // DAEMONS)
+            with distcc.local_daemons(DAEMONS, each) as (hosts, logs):
+                # No job compiled here in silence: a job the daemons do
+                # not take fails the build.
                 env = dict(plain, CCACHE_DIR=os.path.join(tmp, "distcc"),
                            DISTCC_DIR=os.path.join(tmp, "client"),
-                           CCACHE_PREFIX="distcc")
+                           CCACHE_PREFIX="distcc", DISTCC_FALLBACK="0")
                 # Without its folder distcc compiles here, unseen.
                 os.makedirs(env["DISTCC_DIR"])
                 env[distcc.HOSTS] = hosts
-                slots = DAEMONS * jobs
+                slots = DAEMONS * each
                 with Step(f"{CONFIG} of Linux {kernel_tree.version} through "
                           f"distcc on {hosts} (-j{slots})"):
                     seconds = build(source, folder, slots, env, log)

@@ -215,7 +215,7 @@ class Cache:
             return
         os.makedirs(self.folder, exist_ok=True)
         output.write_json(os.path.join(self.folder, key + ".json"), value,
-                          indent=None)
+                          indent=None, sync=False)
 
 
 def spatch_env(wrappers=()):

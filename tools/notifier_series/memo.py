@@ -36,7 +36,7 @@ def put(folder, digest, value):
     """Keeps `value` (JSON) under `digest`, replacing the file whole."""
     path = _path(folder, digest)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    output.write_json(path, {"value": value}, indent=None)
+    output.write_json(path, {"value": value}, indent=None, sync=False)
 
 
 def cached(folder, digest, compute, keep=lambda value: True):

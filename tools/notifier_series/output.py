@@ -21,24 +21,35 @@ def read_json(path):
         return json.load(f)
 
 
+# The mode a new file gets from open(), read once: a thread may write
+# while another reads it, so it is not read per call.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 @contextlib.contextmanager
-def replaced(path, mode="w"):
+def replaced(path, mode="w", errors="strict", sync=True):
     """A file to write, which replaces `path` whole when the block ends
     without an exception: a temporary file of the same folder until
-    then (two writers of one path have one each), removed on an
-    exception.  It keeps the mode of the file it replaces, else 0644.
-    The one way the toolkit writes a file that another may read."""
+    then (two writers of one path have one each, named after it),
+    removed on an exception, and with `sync` on disk before it replaces
+    `path`.  It keeps the mode of the file it replaces, else takes the
+    one open() would give.  The one way the toolkit writes a file that
+    another may read."""
     folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".",
-                               suffix=".new")
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".new",
+                               prefix=f".{os.path.basename(path)}.")
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {
-                "encoding": "utf-8", "errors": "surrogateescape"})) as f:
+                "encoding": "utf-8", "errors": errors})) as f:
             yield f
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         if os.path.exists(path):
             shutil.copymode(path, tmp)
         else:
-            os.chmod(tmp, 0o644)        # mkstemp's is 0600
+            os.chmod(tmp, 0o666 & ~_UMASK)     # mkstemp's is 0600
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -46,15 +57,16 @@ def replaced(path, mode="w"):
         raise
 
 
-def write_text(path, text):
+def write_text(path, text, errors="strict"):
     """Writes `text` to `path`, replacing it whole (replaced())."""
-    with replaced(path) as f:
+    with replaced(path, errors=errors) as f:
         f.write(text)
 
 
-def write_json(path, data, indent=1):
-    """Writes `data` as JSON to `path`, replacing it whole."""
-    with replaced(path) as f:
+def write_json(path, data, indent=1, sync=True):
+    """Writes `data` as JSON to `path`, replacing it whole; a cache's
+    entry, which a crash may lose, without `sync`."""
+    with replaced(path, sync=sync) as f:
         json.dump(data, f, indent=indent)
         f.write("\n")
 
