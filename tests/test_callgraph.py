@@ -27,12 +27,12 @@ class CallGraphTest(unittest.TestCase):
         cls.facts, cls.figures = callgraph.index(cls.root, cls.cache, 1)
         cls.graph = callgraph.Graph(cls.facts)
         found = evidence.collect(cls.root, 2, lambda records: chains.followed(
-            chains.Tree(records, cls.root)))
+            chains.Model(records, cls.root)))
         cls.records = found["records"]
         # Today's analysis: spatch's records alone.
-        cls.before = chains.Tree(cls.records, cls.root)
+        cls.before = chains.Model(cls.records, cls.root)
         # With the call graph: its heads, statics and paths.
-        cls.after = chains.Tree(cls.records, cls.root, cls.graph.heads,
+        cls.after = chains.Model(cls.records, cls.root, cls.graph.heads,
                                 cls.graph.is_static)
         atomic = {k for k, c in cls.after.chains.items()
                   if c.kind == "atomic"}

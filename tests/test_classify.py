@@ -32,9 +32,9 @@ class EvidenceTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp()
         root = fixture_tree(os.path.join(cls.tmp, "tree"))
         found = evidence.collect(root, 2, lambda records: chains.followed(
-            chains.Tree(records, root)))
+            chains.Model(records, root)))
         cls.found = found
-        cls.tree = chains.Tree(found["records"], root)
+        cls.tree = chains.Model(found["records"], root)
 
     @classmethod
     def tearDownClass(cls):

@@ -82,8 +82,8 @@ class GateTest(unittest.TestCase):
     @classmethod
     def collect(cls):
         found = evidence.collect(cls.root, 2, lambda records: chains.followed(
-            chains.Tree(records, cls.root)), cls.cache)
-        return chains.Tree(found["records"], cls.root)
+            chains.Model(records, cls.root)), cls.cache)
+        return chains.Model(found["records"], cls.root)
 
     @classmethod
     def tearDownClass(cls):
@@ -285,7 +285,7 @@ class CacheTest(unittest.TestCase):
 
     def test_a_second_run_reads_the_cache(self):
         def followed(records):
-            return chains.followed(chains.Tree(records, self.root))
+            return chains.followed(chains.Model(records, self.root))
         folder = os.path.join(self.tmp, "c")
         first = evidence.collect(self.root, 2, followed, folder)
 
@@ -307,7 +307,7 @@ class CacheTest(unittest.TestCase):
                     "a timeout */\n\tfoo(;\n}\n")
 
         def followed(records):
-            return chains.followed(chains.Tree(records, self.root))
+            return chains.followed(chains.Model(records, self.root))
         folder = os.path.join(self.tmp, "c")
         first = evidence.collect(self.root, 1, followed, folder)
         self.assertEqual(first["unparsed"], [USERS])

@@ -81,8 +81,9 @@ class Chain:
         return f"Chain({self.id} in {self.defined}, {self.kind})"
 
 
-class Tree:
-    """Chains, sites and contexts of one tree's records."""
+class Model:
+    """The model of one tree's chains: their sites and contexts, from its
+    evidence records (tree.Tree is the kernel tree itself)."""
 
     def __init__(self, records, source_root=None, heads=(),
                  is_static=None):
@@ -414,7 +415,7 @@ def followed(tree):
 def followed_in(source):
     """evidence.collect()'s `followed` for the checkout `source`: the
     wrappers followed() picks among its records."""
-    return lambda records: followed(Tree(records, source))
+    return lambda records: followed(Model(records, source))
 
 
 def atomic_evidence(chain):

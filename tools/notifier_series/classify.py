@@ -221,7 +221,7 @@ def evidence_stamp(source):
 
 def analyse(kver, work, jobs, out, reuse=False, entries=None,
             depth=callgraph.DEPTH):
-    """(chains.Tree, facts) of the pristine tree of `kver`, with the call
+    """(chains.Model, facts) of the pristine tree of `kver`, with the call
     graph (callgraph.Graph) as its `graph` and the heads that the graph's
     lexer found in structures added to its chains; the evidence
     records are kept in out/<kver>/evidence.json, and with `reuse` taken
@@ -255,7 +255,7 @@ def analyse(kver, work, jobs, out, reuse=False, entries=None,
              "spatch_problems": found["problems"],
              "spatch_unparsed": found["unparsed"]}
     facts["callgraph"] = figures
-    model = chains.Tree(found["records"], source, graph.heads,
+    model = chains.Model(found["records"], source, graph.heads,
                         graph.is_static)
     model.depth = depth
     if entries is None and os.path.exists(yaml_path(kver)):
@@ -386,7 +386,7 @@ def violation_gate(kver, work, jobs, model, entries):
             graph, _ = build_graph(kernel_tree, source, jobs,
                                    f"Linux {kernel_tree.version} with "
                                    f"{len(fixes)} fixes")
-        fixed = chains.Tree(found["records"], source, graph.heads,
+        fixed = chains.Model(found["records"], source, graph.heads,
                             graph.is_static)
         attach_evidence(fixed, graph, entries,
                         getattr(model, "depth", callgraph.DEPTH))
