@@ -128,8 +128,8 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
     adds "proof" to the first's result.json.  Returns the exit status of
     the boot test."""
     arch = arches.get(arch_name)
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    sites = fixed_sites(kver, work, jobs or os.cpu_count() or 1, out)
+    out = tree.out_folder(out)
+    sites = fixed_sites(kver, work, tree.jobs(jobs), out)
     if not sites:
         raise Error(f"the gate has no fixed violation for Linux {kver}: "
                     "nothing to prove")

@@ -19,7 +19,7 @@ def path_of(out, kver):
 
 def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
         toolkit=True, memory=True, farm=True):
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     path = path_of(out, kver)
     record = {}
     if os.path.exists(path):

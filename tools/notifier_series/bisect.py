@@ -44,7 +44,7 @@ def can_change_build(changes, read):
 
 
 def run(kver, work=None, out=None, jobs=None):
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
     git = kernel_tree.path

@@ -171,7 +171,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     and its own build folder, which the other boots' checkouts leave
     alone: a boot of the same patches again rebuilds nothing."""
     arch = arches.get(arch or arches.DEFAULT)
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
     core = core or patches.core_patches(kver)

@@ -85,7 +85,7 @@ def run(work, out=None, steps=STEPS, runner=subprocess.call,
     writes it to <out>/<target>.json.  Returns the failing step's exit
     status (the contract of the command it ran), or 0."""
     given = out
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     rows = [{"step": command_line(s), "status": None, "seconds": 0.0}
             for s in steps]
     status = 0

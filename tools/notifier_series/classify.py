@@ -143,10 +143,10 @@ def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):
     """Builds or refreshes the call graph of the pristine tree of `kver`,
     writes out/<kver>/callgraph.json and prints the paths of the
     functions named in `explain`."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     kernel_tree = tree.prepare(kver, work)
     graph, figures = build_graph(kernel_tree, pristine_checkout(
-        kernel_tree), jobs or os.cpu_count() or 1,
+        kernel_tree), tree.jobs(jobs),
         f"Linux {kernel_tree.version}")
     folder = os.path.join(out, kver)
     os.makedirs(folder, exist_ok=True)
@@ -426,8 +426,8 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     audit.txt; with `update`, first writes classify/linux-<kver>.yaml from
     `source` (default: that file itself), keeping reviewed decisions.
     Returns 0 when the YAML fits the tree."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
+    out = tree.out_folder(out)
+    jobs = tree.jobs(jobs)
     start = time.monotonic()
     path = yaml_path(kver)
     origin = source or path

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from . import classification, evidence, memo, output
+from . import classification, evidence, memo, output, tree
 from .progress import Error, say
 from .tree import REPO
 
@@ -599,10 +599,10 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
     # spatch does not parse assembly: its calls are renamed by text.
     sources = [p for p in files if not p.endswith(".S")]
     say(f"==> converting {len(files)} files of {directory} "
-        f"({os.cpu_count() if jobs is None else jobs} spatch at once)")
+        f"({tree.jobs(jobs)} spatch at once)")
     start = time.monotonic()
     changed, records, problems = run_spatch(directory, sources, table,
-                                            jobs or os.cpu_count() or 1,
+                                            tree.jobs(jobs),
                                             cache)
     unconverted = sorted({(r["file"], r["line"], r["why"])
                           for r in records if r["kind"] == "unconverted"})
@@ -618,7 +618,7 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
     api = api_texts(directory)
     added, errors = add_unregister(
         directory, [p for p in files if p.endswith(".c")], changed,
-        jobs or os.cpu_count() or 1, api)
+        tree.jobs(jobs), api)
     errors += check_fit(entries, records, directory, yaml_path)
     errors += unlisted_bare(directory, bare, yaml_path, api)
     errors += named_still(locks(records, True), changed)

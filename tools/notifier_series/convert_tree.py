@@ -70,7 +70,7 @@ def _converted(git, kept, digest):
 def convert_branch(kver, work=None, out=None, jobs=None):
     """Converts the tree of `kver` on BRANCH, on top of the core patches;
     writes out/<kver>/convert/.  Returns (tree, core commit, report)."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     kernel_tree = tree.prepare(kver, work)
     yaml = classify.yaml_path(kver)
     core = patches.apply(kernel_tree, patches.core_patches(kver))
@@ -142,7 +142,7 @@ def convert_branch(kver, work=None, out=None, jobs=None):
 def run(kver, work=None, out=None, jobs=None, boot=False, timeout=600):
     """Converts the tree of `kver`; with `boot`, boot-tests the result.
     Returns an exit status."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     _, _, report = convert_branch(kver, work, out, jobs)
     folder = os.path.join(out, kver, "convert")
     status = 1 if (report["typed_api_left"] or

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 
-from . import compiletest
+from . import compiletest, tree
 from .progress import Error, say
 
 HOSTS = "DISTCC_HOSTS"
@@ -88,7 +88,7 @@ def build_jobs(jobs=None):
         return jobs
     if os.environ.get(HOSTS) and os.environ.get("CCACHE_PREFIX"):
         return slots()
-    return os.cpu_count() or 1
+    return tree.jobs()
 
 
 def compilers():

@@ -49,7 +49,7 @@ def run(kver, work=None, out=None, jobs=None):
     source = classify.pristine_checkout(kernel_tree)
     folder = os.path.join(os.path.dirname(kernel_tree.path),
                           f"build-{kver}-distcc-bench")
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     log = os.path.join(out, kver, "bench-distcc.log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
     open(log, "w", encoding="utf-8").close()
@@ -59,7 +59,7 @@ def run(kver, work=None, out=None, jobs=None):
              if k not in (distcc.HOSTS, "CCACHE_PREFIX", "CCACHE_DISABLE")}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            jobs = jobs or os.cpu_count() or 1
+            jobs = tree.jobs(jobs)
             with Step(f"{CONFIG} of Linux {kernel_tree.version}, plain "
                       f"(-j{jobs})"):
                 record["plain"] = {"jobs": jobs, "seconds": build(

@@ -203,7 +203,7 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
 def run(kver, work=None, out=None, jobs=None, timeout=1200):
     """Writes the consoles of the kernels to out/<kver>/bench/<side>/ and
     returns the benchmark's record for bench.json."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)
     final = os.path.join(out, kver, "bench")

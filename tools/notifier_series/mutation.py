@@ -89,7 +89,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
     """Boots each mutant of `kver`, and with `slow` those of the slow/
     folder too, whose change to a header rebuilds most of the kernel;
     returns 0 when every one was caught."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     mutants = sorted(glob.glob(os.path.join(FOLDER, "*.patch")))
     if slow:
         mutants += sorted(glob.glob(os.path.join(FOLDER, "slow", "*.patch")))

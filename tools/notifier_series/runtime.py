@@ -655,7 +655,7 @@ def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES,
     out/<kver>/runtime/: chains.json and console.log of the series' tree
     (core/ holds the core-patched tree's), and result.json.  `series`: a
     folder of the series' patches other than out/<kver>/series/."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     jobs = distcc.build_jobs(jobs)
     details = audit_details(kver, out)
     classes = yaml_classes(kver)

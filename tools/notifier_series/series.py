@@ -565,8 +565,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     compile-test to those architectures (default: every one with a
     compiler)."""
     start = time.monotonic()
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    given_jobs, jobs = jobs, jobs or os.cpu_count() or 1
+    out = tree.out_folder(out)
+    given_jobs, jobs = jobs, tree.jobs(jobs)
     folder = os.path.join(out, kver, "series")
     stage = output.stage(folder)
     # The b4 refs, before minutes of work that they would stop.

@@ -106,8 +106,8 @@ def scaling(kver, work, jobs):
 def run(kver, work=None, out=None, jobs=None):
     """The toolkit's timings: the pipeline cold, then again."""
     work = os.path.abspath(work or tree.default_work())
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
-    jobs = jobs or os.cpu_count() or 1
+    out = tree.out_folder(out)
+    jobs = tree.jobs(jobs)
     logs = os.path.join(out, kver, "bench-toolkit")
     shutil.rmtree(logs, ignore_errors=True)
     os.makedirs(logs)

@@ -43,7 +43,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, runs=3,
     """Boots the baseline `runs` times for up to `seconds` of torture each;
     writes out/<kver>/torture-baseline.json; returns 0 when every run was
     caught failing."""
-    out = os.path.abspath(out or os.path.join(tree.REPO, "out"))
+    out = tree.out_folder(out)
     patches = sorted(glob.glob(os.path.join(FOLDER, "*.patch")))
     if not patches:
         raise Error(f"no baseline patch in {FOLDER}")

@@ -27,6 +27,17 @@ def default_work():
         os.path.expanduser("~"), ".cache", "notifier-series")
 
 
+def out_folder(out=None):
+    """The output folder, absolute: `out`, else out/ of the repository."""
+    return os.path.abspath(out or os.path.join(REPO, "out"))
+
+
+def jobs(count=None):
+    """How many processes run at once: `count`, else this machine's
+    CPUs."""
+    return count or os.cpu_count() or 1
+
+
 def check_kver(kver):
     if not re.fullmatch(r"\d+\.\d+", kver or ""):
         raise Error(f"kernel version {kver!r}: expected MAJOR.MINOR, "
