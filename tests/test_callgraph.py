@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import unittest
 
-from tests import tools_path  # noqa: F401
+from tests import needs_spatch, tools_path  # noqa: F401
 from tests.test_classify import fixture_tree
 from notifier_series import (callgraph, chains, classification, evidence,
                              gate, lexfacts, paths)
@@ -18,6 +18,7 @@ from notifier_series import (callgraph, chains, classification, evidence,
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "callgraph")
 
 
+@needs_spatch
 class CallGraphTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 import unittest.mock
 
-from tests import tools_path  # noqa: F401
+from tests import needs_spatch, tools_path  # noqa: F401
 from notifier_series import (chains, classification, classify, evidence,
                              gate)
 
@@ -26,6 +26,7 @@ def fixture_tree(folder, fixture=FIXTURE):
     return folder
 
 
+@needs_spatch
 class EvidenceTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -12,6 +12,7 @@ import subprocess
 import unittest
 
 from tests.test_classify import FIXTURE
+from tests import needs_spatch
 
 COCCI = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))), "cocci")
@@ -110,6 +111,7 @@ def report(cocci, folder=FIXTURE,
     return lines, errors
 
 
+@needs_spatch
 class CocciCheckTest(unittest.TestCase):
     def test_each_check_finds_its_case_only(self):
         for cocci, patterns in EXPECTED.items():

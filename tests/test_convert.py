@@ -13,6 +13,7 @@ from unittest import mock
 
 from notifier_series import convert
 from notifier_series.progress import Error
+from tests import needs_spatch
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "fixtures", "convert")
@@ -61,6 +62,7 @@ void demo_guard_count_up(void)
 """
 
 
+@needs_spatch
 class ConvertTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="convert-test-")
@@ -271,6 +273,7 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(report["chains_converted"], 0)
 
 
+@needs_spatch
 class SpatchCacheTest(unittest.TestCase):
     """spatch's results kept by file (convert(cache=...)): reused when
     nothing of their key changed, never when one input did."""

@@ -12,6 +12,7 @@ from tests.fake_kernel import make_tarball
 from tests.test_convert import FIXTURE, YAML
 from notifier_series import convert, convert_tree, tree
 from notifier_series.progress import Error
+from tests import needs_spatch
 
 
 class TypedUsesTest(unittest.TestCase):
@@ -37,6 +38,7 @@ class TypedUsesTest(unittest.TestCase):
             convert_tree.typed_uses(os.path.join(self.tmp, "no-such-tree"))
 
 
+@needs_spatch
 class ConversionKeptTest(unittest.TestCase):
     """A conversion of the same core tree, classification and semantic
     patches is checked out from the cache, not made again; the second

@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from tests import tools_path  # noqa: F401
+from tests import needs_spatch, tools_path  # noqa: F401
 from tests.test_classify import USERS, fixture_tree
 from notifier_series import chains, classification, classify, evidence, gate
 
@@ -52,6 +52,7 @@ def git(path, *args):
                           capture_output=True, text=True).stdout
 
 
+@needs_spatch
 class GateTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -228,6 +229,7 @@ class GateTest(unittest.TestCase):
                          [e.get("waivers") for e in self.entries])
 
 
+@needs_spatch
 class CacheTest(unittest.TestCase):
     """Each input of a chunk's key changes the key."""
 

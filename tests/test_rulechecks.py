@@ -11,12 +11,13 @@ import unittest
 from types import SimpleNamespace
 from unittest import mock
 
-from tests import tools_path  # noqa: F401
+from tests import needs_spatch, tools_path  # noqa: F401
 from tests.test_cocci_checks import RULE_EXPECTED, RULES
 from notifier_series import classify, output, rulechecks
 from notifier_series.progress import Error
 
 
+@needs_spatch
 class RuleChecksTest(unittest.TestCase):
     def setUp(self):
         self.folder = tempfile.TemporaryDirectory()
