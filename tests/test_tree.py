@@ -127,3 +127,22 @@ class PrepareTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class VanishedTreeTest(unittest.TestCase):
+    """A tree removed while the toolkit runs is an Error naming it (the
+    command line's exit 4), also where a failing git is the caller's to
+    read (a missing ref): no caller takes it for an answer."""
+
+    def test_a_removed_tree_fails_closed(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        kernel = tree.prepare("9.9", os.path.join(tmp, "work"),
+                              make_tarball(tmp))
+        self.assertEqual(tree.git(kernel.path, "rev-parse", "-q", "--verify",
+                                  "no-such-ref", check=False), "")
+        shutil.rmtree(kernel.path)
+        for check in (True, False):
+            with self.assertRaisesRegex(Error, "linux-9.9: no such folder"):
+                tree.git(kernel.path, "rev-parse", "-q", "--verify",
+                         "no-such-ref", check=check)

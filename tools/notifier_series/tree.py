@@ -49,8 +49,15 @@ def tarball_path(kver):
 
 
 def git(path, *args, check=True, capture=True, env=None, input=None):
+    """git's output in `path`.  A failure is an Error with check, else the
+    caller's to read; but a tree that is gone (removed while the toolkit
+    ran) is an Error always, so that no caller takes it for a missing
+    ref or an empty answer."""
     proc = subprocess.run(["git", "-C", path] + list(args), text=True,
                           capture_output=capture, env=env, input=input)
+    if proc.returncode != 0 and not os.path.isdir(path):
+        raise Error(f"{path}: no such folder: was it removed while this ran? "
+                    f"(git {' '.join(args)})")
     if check and proc.returncode != 0:
         raise Error(f"git {' '.join(args)} in {path} failed: "
                     f"{(proc.stderr or '').strip()}")
