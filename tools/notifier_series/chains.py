@@ -11,16 +11,11 @@ import os
 import re
 from collections import defaultdict
 
-from . import paths
+from . import chain_api, paths
 
-API = re.compile(r"^(?:(atomic|blocking|raw|srcu)_notifier_|notifier_)"
-                 r"(chain_register_unique_prio|chain_register|"
-                 r"chain_unregister|call_chain_robust|call_chain_is_empty|"
-                 r"call_chain)$")
-OPS = {"chain_register_unique_prio": "register",
-       "chain_register": "register", "chain_unregister": "unregister",
-       "call_chain_robust": "call", "call_chain": "call",
-       "call_chain_is_empty": "is_empty"}
+API = re.compile(rf"^(?:({chain_api.alternation(chain_api.KINDS)})_notifier_|"
+                 rf"notifier_)({chain_api.alternation(chain_api.OPS)})$")
+OPS = chain_api.OPS
 MACRO = re.compile(r"\b(ATOMIC|BLOCKING|RAW|SRCU)_NOTIFIER_HEAD")
 
 # How a function given to these is called: (api, argument index) -> context

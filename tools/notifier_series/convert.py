@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 
-from . import classification, evidence, memo, output, tree
+from . import chain_api, classification, evidence, memo, output, tree
 from .progress import Error, say
 from .tree import REPO
 
@@ -25,11 +25,11 @@ UNREGISTER_SMPL = os.path.join(REPO, "cocci",
                                "notifier_register_without_unregister.cocci")
 MACROS = os.path.join(REPO, "cocci", "notifier_macros.h")
 # The typed API that the conversion replaces.
-TYPED = re.compile(r"\b((atomic|blocking)_notifier_("
-                   r"chain_register_unique_prio|"
-                   r"chain_register|chain_unregister|call_chain_robust|"
-                   r"call_chain_is_empty|call_chain|head)|"
-                   r"(ATOMIC|BLOCKING)_NOTIFIER_INIT)\b")
+_CONVERTED = chain_api.alternation(chain_api.CONVERTED)
+TYPED = re.compile(
+    rf"\b(({_CONVERTED})_notifier_("
+    rf"{chain_api.alternation([*chain_api.OPS, 'head'])})|"
+    rf"({_CONVERTED.upper()})_NOTIFIER_INIT)\b")
 # How a line of a comment starts, once stripped.
 COMMENT = ("*", "/*", "//")
 # Where the typed API is defined, as a compatibility layer.
@@ -417,11 +417,11 @@ def run_spatch(directory, files, table, jobs, cache=None):
 TEXT_HEAD = re.compile(r"^((?:static\s+)?)(ATOMIC|BLOCKING)_NOTIFIER_HEAD"
                        r"\((\w+)\);")
 RENAMES = [
-    (re.compile(r"\b(?:atomic|blocking)_notifier_(chain_register_unique_prio|"
-                r"chain_register|chain_unregister|call_chain_robust|"
-                r"call_chain_is_empty|call_chain)\b"), r"notifier_\1"),
-    (re.compile(r"\b(?:atomic|blocking)_notifier_head\b"), "notifier_head"),
-    (re.compile(r"\b(ATOMIC|BLOCKING)_NOTIFIER_INIT\b"),
+    (re.compile(rf"\b(?:{_CONVERTED})_notifier_("
+                rf"{chain_api.alternation(chain_api.OPS)})\b"),
+     r"notifier_\1"),
+    (re.compile(rf"\b(?:{_CONVERTED})_notifier_head\b"), "notifier_head"),
+    (re.compile(rf"\b({_CONVERTED.upper()})_NOTIFIER_INIT\b"),
      r"\1_NOTIFIER_HEAD_INIT"),
 ]
 
