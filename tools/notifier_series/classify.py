@@ -197,8 +197,7 @@ def evidence_key(source):
     semantic patch and the code of evidence.py and chains.py (which
     picks the wrappers followed); None when the checkout has local
     changes, which its tree object does not hold, even ignored ones."""
-    if tree.git(source, "status", "--porcelain", "--ignored=matching",
-                "--untracked-files=all").strip():
+    if not tree.clean(source):
         return None
     home = os.path.join(os.path.expanduser("~"), ".cocciconfig")
     return memo.key("evidence", tree.git(source, "rev-parse", "HEAD^{tree}"),

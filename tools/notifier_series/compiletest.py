@@ -136,14 +136,9 @@ class Built:
         """Reads the tree's files and the build's configuration; False
         when the tree has local changes or the build no configuration."""
         self.blobs, self.contents = None, {}
-        if tree.git(self.tree, "status", "--porcelain", "--ignored=matching",
-                    "--untracked-files=all"):
+        if not tree.clean(self.tree):
             return False
-        blobs = {}
-        for entry in tree.git(self.tree, "ls-files", "-s", "-z").split("\0"):
-            meta, _, path = entry.partition("\t")
-            if path:
-                blobs[path] = meta.split()[1]
+        blobs = tree.blobs(self.tree)
         configs = []
         for name in (".config", os.path.join("include", "config",
                                              "auto.conf")):
@@ -360,8 +355,7 @@ def state(kernel_path, pristine, files, arches):
     parts = [tools_state(), " ".join(sorted(files)),
              repr(sorted(arches) if arches is not None else None)]
     for path in (kernel_path, pristine):
-        if tree.git(path, "status", "--porcelain", "--ignored=matching",
-                    "--untracked-files=all"):
+        if not tree.clean(path):
             return None
         parts.append(tree.git(path, "rev-parse", "HEAD^{tree}"))
     return memo.key(*parts)

@@ -152,14 +152,9 @@ class Cache:
         self.folder = folder
         self.tree_path = tree_path
         self.blobs = None
-        changes = tree.git(tree_path, "status", "--porcelain",
-                           "--ignored=matching", "--untracked-files=all")
-        if changes.strip():
+        if not tree.clean(tree_path):
             return
-        self.blobs = {}
-        for line in tree.git(tree_path, "ls-files", "-s").splitlines():
-            meta, _, path = line.partition("\t")
-            self.blobs[path] = meta.split()[1]
+        self.blobs = tree.blobs(tree_path)
         context = hashlib.sha256()
         for path in sorted(self.blobs):
             if not path.endswith(".c"):

@@ -27,6 +27,24 @@ def default_work():
         os.path.expanduser("~"), ".cache", "notifier-series")
 
 
+def clean(path):
+    """Whether the checkout `path` is exactly its commit: no modified,
+    untracked or ignored file (a result kept under its tree object
+    would not hold them)."""
+    return not git(path, "status", "--porcelain", "--ignored=matching",
+                   "--untracked-files=all").strip()
+
+
+def blobs(path):
+    """{path: blob} of the index of the checkout `path`."""
+    found = {}
+    for entry in git(path, "ls-files", "-s", "-z").split("\0"):
+        meta, _, name = entry.partition("\t")
+        if name:
+            found[name] = meta.split()[1]
+    return found
+
+
 def out_folder(out=None):
     """The output folder, absolute: `out`, else out/ of the repository."""
     return os.path.abspath(out or os.path.join(REPO, "out"))
