@@ -11,11 +11,12 @@
 /// definition (the 3/7 of 2005).  Chains walked by hand are reported for
 /// a person to fold onto the chain API.
 ///
-/// The classes come from the JSON file named by NOTIFIER_CLASSES in the
-/// environment, which tools/notifier-series convert writes from a
-/// classification YAML; it runs one file per spatch and names it in
-/// NOTIFIER_FILE.  Every head seen, and every site left for a person, is
-/// printed as a record prefixed "NSCV " for its report.
+/// The classes, and the new names of the typed API's functions, come from
+/// the JSON file named by NOTIFIER_CLASSES in the environment, which
+/// tools/notifier-series convert writes from a classification YAML and
+/// tools/notifier_series/chain_api.py; it runs one file per spatch and
+/// names it in NOTIFIER_FILE.  Every head seen, and every site left for
+/// a person, is printed as a record prefixed "NSCV " for its report.
 //
 // Confidence: High
 // Copyright: (C) 2026 the notifier-series authors.
@@ -39,14 +40,9 @@ import re
 
 with open(os.environ["NOTIFIER_CLASSES"], encoding="utf-8") as f:
     CLASSES = json.load(f)
-RENAMED = {
-    "chain_register": "notifier_chain_register",
-    "chain_register_unique_prio": "notifier_chain_register_unique_prio",
-    "chain_unregister": "notifier_chain_unregister",
-    "call_chain": "notifier_call_chain",
-    "call_chain_robust": "notifier_call_chain_robust",
-    "call_chain_is_empty": "notifier_call_chain_is_empty",
-}
+# {typed operation: its name on struct notifier_head}, which the tool
+# writes from tools/notifier_series/chain_api.py
+RENAMED = CLASSES["renamed"]
 # Run-time initialisations to change: (line, column) -> new macro
 INITS = {}
 TYPED = {}

@@ -61,9 +61,9 @@ def class_table(entries):
     return table
 
 
-PREFILTER = (r"(atomic|blocking)_notifier_|\bnotifier_head\b|"
-             r"(ATOMIC|BLOCKING)_NOTIFIER_|"
-             r"(ATOMIC|BLOCKING)_INIT_NOTIFIER_HEAD|"
+PREFILTER = (rf"({_CONVERTED})_notifier_|\bnotifier_head\b|"
+             rf"({_CONVERTED.upper()})_NOTIFIER_|"
+             rf"({_CONVERTED.upper()})_INIT_NOTIFIER_HEAD|"
              r"->notifier_call\b")
 
 
@@ -112,8 +112,8 @@ def occurring(directory, names):
 
 
 # A call of the 2005 API on a bare head: the names the new API keeps.
-BARE_CALL = re.compile(r"\b(notifier_chain_register|notifier_chain_unregister"
-                       r"|notifier_call_chain)\s*\(\s*&\s*(\w+)\s*,")
+_BARE = chain_api.alternation(chain_api.BARE_OPS)
+BARE_CALL = re.compile(rf"\b(notifier_(?:{_BARE}))\s*\(\s*&\s*(\w+)\s*,")
 
 
 # A declaration at file scope of struct notifier_block, and its
@@ -127,7 +127,7 @@ def api_texts(directory):
     """{path: text} of the files of `directory` that name a register,
     unregister or call of the chain API (typed, raw, SRCU or not)."""
     return {f: _text(directory, f) for f in grep(
-        directory, "notifier_(chain_register|chain_unregister|call_chain)")}
+        directory, f"notifier_({_BARE})")}
 
 
 def unlisted_bare(directory, bare, path, api=None):
@@ -347,8 +347,8 @@ def spatch_key(directory, path, table, fixed):
 def _fixed(directory, env):
     """(digest, identifiers of the macro file) of what every file's
     result depends on: the semantic patch, the macro file, spatch's
-    command line, version and .cocciconfig files, and what counts as a
-    problem."""
+    command line, version and .cocciconfig files, what counts as a
+    problem, and the new names of the typed API."""
     with open(SMPL, "rb") as f, open(MACROS, "rb") as g:
         smpl, macros = f.read(), g.read()
     version = evidence.spatch_version(env)
@@ -360,7 +360,8 @@ def _fixed(directory, env):
         except OSError:
             pass
     return (memo.key(*SPATCH, smpl, macros, version, configs,
-                     PROBLEM.pattern),
+                     PROBLEM.pattern,
+                     json.dumps(chain_api.renames(), sort_keys=True)),
             set(re.findall(rb"\w+", macros)))
 
 
@@ -388,7 +389,7 @@ def run_spatch(directory, files, table, jobs, cache=None):
     try:
         classes = os.path.join(scratch, "classes.json")
         with open(classes, "w", encoding="utf-8") as f:
-            json.dump(table, f)
+            json.dump(dict(table, renamed=chain_api.renames()), f)
         env = spatch_env(classes)
         start = shown = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:

@@ -10,16 +10,16 @@ import re
 import subprocess
 import time
 
-from . import output, tree
+from . import chain_api, output, tree
 from .progress import Error, say
 from .tree import REPO
 
 SMPL = os.path.join(REPO, "cocci", "notifier_evidence.cocci")
 
 # Files worth parsing in the first pass: heads and uses of the chain API.
-API_FILES = (r"_notifier_head\b|NOTIFIER_HEAD|_notifier_chain_|"
-             r"_notifier_call_chain|\bnotifier_chain_(un)?register\b|"
-             r"\bnotifier_call_chain\b")
+API_FILES = (r"_notifier_head\b|NOTIFIER_HEAD|"
+             rf"_notifier_({chain_api.alternation(chain_api.OPS)})|"
+             rf"\bnotifier_({chain_api.alternation(chain_api.BARE_OPS)})\b")
 # A function called from more files than this is not followed.
 MAX_CALLER_FILES = 150
 CHUNK = 16
@@ -64,9 +64,10 @@ def grep_callers(tree_path, names):
 
 # Top-level head definitions, found by text as well: spatch skips a part
 # of a file it cannot parse, and with it the heads defined there.
+_KINDS = chain_api.alternation(chain_api.KINDS)
 TEXT_HEAD = re.compile(
-    r"^(?:static\s+)?(?:(ATOMIC|BLOCKING|RAW|SRCU)_NOTIFIER_HEAD(?:_STATIC)?"
-    r"\(\s*(\w+)\s*\)|struct\s+(atomic|blocking|raw|srcu)_notifier_head\s+"
+    rf"^(?:static\s+)?(?:({_KINDS.upper()})_NOTIFIER_HEAD(?:_STATIC)?"
+    rf"\(\s*(\w+)\s*\)|struct\s+({_KINDS})_notifier_head\s+"
     r"(\w+)\s*(?:\[[^]]*\])?\s*[;=])")
 
 

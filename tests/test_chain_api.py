@@ -1,0 +1,147 @@
+"""The chain API's names, written once in chain_api.py: the regular
+expressions the tools make from them, and those the semantic patches
+write out, which SmPL cannot take from Python, checked against them."""
+
+import glob
+import os
+import re
+import unittest
+
+from notifier_series import chain_api, convert, evidence
+from notifier_series.chain_api import BARE_OPS, CONVERTED, KINDS, OPS
+from notifier_series.tree import REPO
+
+# A kind, an operation and a macro that the API does not have: a regular
+# expression that matches them names more than the API.
+UNKNOWN_KIND, UNKNOWN_OP = "foo", "call_chain_twice"
+
+
+def names():
+    """Every name of the API, and names one change away from one."""
+    kinds, ops = (*KINDS, UNKNOWN_KIND), (*OPS, UNKNOWN_OP)
+    found = set(chain_api.typed(kinds, ops))
+    found |= {"notifier_" + op for op in ops}
+    for k in kinds:
+        found |= {f"{k}_notifier_head", f"{k.upper()}_NOTIFIER_INIT",
+                  f"{k.upper()}_INIT_NOTIFIER_HEAD"}
+    return found | {"notifier_head"}
+
+
+def registers(ops):
+    return [op for op in ops if OPS[op] in ("register", "unregister")]
+
+
+def calls_and_writes(ops):
+    return [op for op in ops if OPS[op] != "is_empty"]
+
+
+def bare(ops):
+    return {"notifier_" + op for op in ops if op in BARE_OPS}
+
+
+# What each regular expression of the semantic patches that names the API
+# may match, made from chain_api: (what it is, the names).
+EXPECTED = [
+    ("the typed API and the 2005 one",
+     {*chain_api.typed(KINDS), *bare(OPS)}),
+    ("the typed API but the emptiness test, and the 2005 one",
+     {*chain_api.typed(KINDS, calls_and_writes(OPS)), *bare(OPS)}),
+    ("the converted typed API",
+     set(chain_api.typed())),
+    ("the converted typed API but the emptiness test, and the 2005 one",
+     {*chain_api.typed(CONVERTED, calls_and_writes(OPS)), *bare(OPS)}),
+    ("the converted writers, and the 2005 ones",
+     {*chain_api.typed(CONVERTED, registers(OPS)), *bare(registers(OPS))}),
+    ("the robust call of the converted blocking chains",
+     {"blocking_notifier_call_chain_robust", "notifier_call_chain_robust"}),
+    ("every kind's head", {f"{k}_notifier_head" for k in KINDS}),
+    ("the converted heads", {f"{k}_notifier_head" for k in CONVERTED}),
+    ("the converted heads, and notifier_head",
+     {f"{k}_notifier_head" for k in CONVERTED} | {"notifier_head"}),
+    ("the converted static initialisers",
+     {f"{k.upper()}_NOTIFIER_INIT" for k in CONVERTED}),
+    ("the converted run-time initialisers",
+     {f"{k.upper()}_INIT_NOTIFIER_HEAD" for k in CONVERTED}),
+]
+METAVARIABLE = re.compile(r'^identifier (\w+) =~ "(.*)";$')
+# A wrapper's name: the rule checks that take any registration function
+# match it, and are not about the chain API's own names.
+WRAPPER = "register_reboot_notifier"
+
+
+def smpl_regexes():
+    """(file:line, regular expression) of the semantic patches' identifier
+    constraints that name the API, but for those that match any
+    registration function."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(REPO, "cocci", "*.cocci"))):
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                m = METAVARIABLE.match(line.strip())
+                if (m and "notifier" in m.group(2).lower()
+                        and not re.search(m.group(2), WRAPPER)):
+                    found.append((f"{os.path.relpath(path, REPO)}:{number}",
+                                  m.group(2)))
+    return found
+
+
+class SmplTest(unittest.TestCase):
+    def test_each_regex_matches_a_set_made_from_chain_api(self):
+        regexes = smpl_regexes()
+        self.assertGreater(len(regexes), 20)
+        sets = [frozenset(s) for _, s in EXPECTED]
+        for where, regex in regexes:
+            matched = {n for n in names() if re.search(regex, n)}
+            self.assertTrue(frozenset(matched) in sets,
+                          f"{where}: {regex} matches {sorted(matched)}, "
+                          "which is none of the sets chain_api makes")
+
+    def test_a_kind_missing_from_a_regex_is_found(self):
+        # The buggy variant: a semantic patch that forgets SRCU chains.
+        regex = ("^((atomic|blocking|raw)_notifier_(chain_register|"
+                 "chain_unregister|call_chain))$")
+        matched = {n for n in names() if re.search(regex, n)}
+        self.assertNotIn(frozenset(matched),
+                         [frozenset(s) for _, s in EXPECTED])
+
+
+class ToolRegexTest(unittest.TestCase):
+    """The tools' regular expressions, made from chain_api, on every name
+    of the API and the names one change away from one."""
+
+    def test_bare_call(self):
+        for name in names():
+            m = convert.BARE_CALL.match(name + "(&head, nb)")
+            self.assertEqual(bool(m), name in bare(OPS), name)
+
+    def test_evidence_files_name_every_operation(self):
+        for name in chain_api.typed(KINDS) + sorted(bare(OPS)):
+            self.assertTrue(re.search(evidence.API_FILES, name), name)
+
+    def test_prefilter_names_every_converted_name(self):
+        for name in chain_api.typed():
+            self.assertTrue(re.search(convert.PREFILTER, name), name)
+        for name in chain_api.typed(("raw", "srcu")):
+            self.assertFalse(re.search(convert.PREFILTER, name), name)
+
+    def test_renames(self):
+        for name in chain_api.typed():
+            op = name.split("_notifier_", 1)[1]
+            self.assertEqual(chain_api.renames()[op], "notifier_" + op)
+            new = name
+            for pattern, repl in convert.RENAMES:
+                new = pattern.sub(repl, new)
+            self.assertEqual(new, "notifier_" + op)
+
+    def test_text_head(self):
+        for k in KINDS:
+            self.assertTrue(evidence.TEXT_HEAD.match(
+                f"static {k.upper()}_NOTIFIER_HEAD(x);"))
+            self.assertTrue(evidence.TEXT_HEAD.match(
+                f"struct {k}_notifier_head x;"))
+        self.assertFalse(evidence.TEXT_HEAD.match(
+            f"struct {UNKNOWN_KIND}_notifier_head x;"))
+
+
+if __name__ == "__main__":
+    unittest.main()
