@@ -80,7 +80,7 @@ K << head_extern.K;
 x << head_extern.x;
 p << head_extern.p;
 @@
-emit("head", p, form="extern", symbol=x, kind_=K.split("_")[0])
+emit("head", p, form="extern", symbol=x, declared=K.split("_")[0])
 
 @head_var@
 identifier K =~ "^(atomic|blocking|raw|srcu)_notifier_head$";
@@ -101,7 +101,7 @@ K << head_var.K;
 x << head_var.x;
 p << head_var.p;
 @@
-emit("head", p, form="variable", symbol=x, kind_=K.split("_")[0])
+emit("head", p, form="variable", symbol=x, declared=K.split("_")[0])
 
 @head_member@
 identifier K =~ "^(atomic|blocking|raw|srcu)_notifier_head$";
@@ -117,7 +117,7 @@ fld << head_member.fld;
 p << head_member.p;
 @@
 emit("head", p, form="member", struct="struct " + T, member=fld,
-     kind_=K.split("_")[0])
+     declared=K.split("_")[0])
 
 @head_member_array@
 identifier K =~ "^(atomic|blocking|raw|srcu)_notifier_head$";
@@ -134,7 +134,7 @@ fld << head_member_array.fld;
 p << head_member_array.p;
 @@
 emit("head", p, form="member", struct="struct " + T, member=fld,
-     kind_=K.split("_")[0], array=True)
+     declared=K.split("_")[0], array=True)
 
 @head_anonymous@
 identifier K =~ "^(atomic|blocking|raw|srcu)_notifier_head$";
@@ -150,7 +150,7 @@ fld << head_anonymous.fld;
 p << head_anonymous.p;
 @@
 emit("head", p, form="anonymous", symbol=x, member=fld,
-     kind_=K.split("_")[0])
+     declared=K.split("_")[0])
 
 // A 2005 head: a bare struct notifier_block pointer.
 @head_bare@

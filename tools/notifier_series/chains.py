@@ -152,15 +152,15 @@ class Model:
                     externs[r["symbol"]].append(where(r))
                     continue
                 self._add(Chain(r["symbol"], r["file"], r["line"],
-                                r["kind_"], "variable",
+                                r["declared"], "variable",
                                 bool(re.search(r"\bstatic\b", text))))
             elif form == "member":
                 self._add(Chain(f"{r['struct']}.{r['member']}", r["file"],
-                                r["line"], r["kind_"], "member", False))
+                                r["line"], r["declared"], "member", False))
             elif form == "anonymous":
                 text = self._line(r["file"], r["line"])
                 self._add(Chain(f"{r['symbol']}.{r['member']}", r["file"],
-                                r["line"], r["kind_"], "anonymous", True))
+                                r["line"], r["declared"], "anonymous", True))
         for chain in self.chains.values():
             if chain.form in ("macro", "variable") and not chain.static:
                 chain.declarations = sorted(set(externs.get(chain.id,

@@ -91,7 +91,7 @@ def text_heads(tree_path, files):
                     records.append({"kind": "head", "form": "variable",
                                     "symbol": m.group(4), "file": path,
                                     "line": number, "fn": m.group(4),
-                                    "kind_": m.group(3)})
+                                    "declared": m.group(3)})
     return records
 
 
