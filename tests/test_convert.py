@@ -89,34 +89,34 @@ class ConvertTest(unittest.TestCase):
                     open(os.path.join(self.dir, name),
                          encoding="utf-8") as got:
                 self.assertEqual(want.read(), got.read())
-        self.assertEqual(report["errors"], [])
-        self.assertEqual(report["spatch_problems"], [])
-        self.assertEqual(report["chains_converted"], 31)
+        self.assertEqual(report.errors, [])
+        self.assertEqual(report.spatch_problems, [])
+        self.assertEqual(report.chains_converted, 31)
         # 2005's 4/7: only the wrappers that are a call, on a chain
         # nothing else unregisters from, with no attribute and a name to
         # derive (unregister_2005.res, and .h.res for the declarations:
         # prototypes on one line or two, stubs, not the inline caller).
-        self.assertEqual(report["unregister_added"], [{
+        self.assertEqual(report.unregister_added, [{
             "file": "unregister_2005.c", "line": line,
             "wrapper": f"unregister_demo_{name}_notifier",
             "register": f"register_demo_{name}_notifier",
             "chain": f"demo_{name}_chain", "headers": ["unregister_2005.h"]}
             for line, name in ((20, "die"), (58, "oops"))])
         # Assembly is renamed by text; comments name the new API.
-        self.assertEqual(report["converted_by_text"],
+        self.assertEqual(report.converted_by_text,
                          ["entry.S:6", "unparsed.c:11"])
-        self.assertEqual(report["comments_renamed"], ["public.c:4"])
-        self.assertEqual(report["chains_excluded"], [
+        self.assertEqual(report.comments_renamed, ["public.c:4"])
+        self.assertEqual(report.chains_excluded, [
             "excluded.c:10: demo_legacy_chain",
             "excluded.c:15: struct demo_legacy.nh",
             "redundant_locks.c:199: demo_left_chain"])
-        unconverted = "\n".join(report["unconverted"])
+        unconverted = "\n".join(report.unconverted)
         self.assertIn("by_hand_2005.c:20: a chain walked by hand", unconverted)
         self.assertIn("robust.c:19: a robust call on a chain classified "
                       "atomic", unconverted)
         self.assertNotIn("excluded.c", unconverted)
         self.assertIn("members.c:12: struct demo_port.events atomic -> "
-                      "blocking", report["class_changed"])
+                      "blocking", report.class_changed)
 
     def test_an_unregister_name_the_tree_has_is_not_added(self):
         with open(os.path.join(self.dir, "taken.c"), "w",
@@ -126,7 +126,7 @@ class ConvertTest(unittest.TestCase):
             "unregister_demo_oops_notifier", "unregister_demo_die_notifier",
             "unregister_demo_die"}), {"unregister_demo_oops_notifier"})
         report = convert.convert(self.dir, YAML, jobs=2)
-        self.assertEqual([a["wrapper"] for a in report["unregister_added"]],
+        self.assertEqual([a["wrapper"] for a in report.unregister_added],
                          ["unregister_demo_die_notifier"])
 
     def test_locks_that_guard_nothing_but_the_chain(self):
@@ -134,9 +134,9 @@ class ConvertTest(unittest.TestCase):
         # with the reason where they may guard more.
         report = convert.convert(self.dir, YAML, jobs=2)
         self.assertEqual(
-            [(r["lock"], r["line"]) for r in report["locks_removed"]],
+            [(r["lock"], r["line"]) for r in report.locks_removed],
             [("demo_shared_rwsem", 14), ("demo_writers_mutex", 65)])
-        kept = {r["lock"]: r["why"] for r in report["locks_kept"]}
+        kept = {r["lock"]: r["why"] for r in report.locks_kept}
         self.assertEqual(kept, {
             "demo_lock": "it is held around a call, which runs the "
             "callouts with preemption off",
@@ -188,7 +188,7 @@ class ConvertTest(unittest.TestCase):
         convert.convert(self.dir, YAML, jobs=2, in_place=True)
         before = sources(self.dir)
         report = convert.convert(self.dir, YAML, jobs=2, in_place=True)
-        self.assertEqual(report["files_changed"], [])
+        self.assertEqual(report.files_changed, [])
         self.assertEqual(sources(self.dir), before)
 
     def test_a_patch_leaves_the_sources_alone_and_applies(self):
@@ -196,7 +196,7 @@ class ConvertTest(unittest.TestCase):
         patch = os.path.join(self.tmp, "out.patch")
         report = convert.convert(self.dir, YAML, jobs=2, patch=patch)
         self.assertEqual(sources(self.dir), before)
-        self.assertEqual(len(report["files_changed"]), 16)
+        self.assertEqual(len(report.files_changed), 16)
         subprocess.run(["patch", "-s", "-p1", "-i", patch], cwd=self.dir,
                        check=True)
         for name, text in sources(self.dir).items():
@@ -270,7 +270,7 @@ class ConvertTest(unittest.TestCase):
         with open(os.path.join(module, "mod.c"), encoding="utf-8") as f:
             self.assertIn("return notifier_chain_register("
                           "&panic_notifier_list, nb);", f.read())
-        self.assertEqual(report["chains_converted"], 0)
+        self.assertEqual(report.chains_converted, 0)
 
 
 @needs_spatch
@@ -305,7 +305,7 @@ class SpatchCacheTest(unittest.TestCase):
         again, cached = self.spatched()
         self.assertEqual(again, [])
         for r in (report, cached):
-            r.pop("seconds")
+            r.seconds = None
         self.assertEqual(cached, report)
 
     def test_one_class_changed_runs_the_files_naming_its_chain(self):
@@ -321,7 +321,7 @@ class SpatchCacheTest(unittest.TestCase):
         self.yaml = path
         again, report = self.spatched()
         self.assertEqual(again, ["runtime_init.c"])
-        self.assertIn("runtime_init.c", report["files_changed"])
+        self.assertIn("runtime_init.c", report.files_changed)
 
     def test_a_changed_file_runs_again(self):
         self.spatched()

@@ -79,11 +79,11 @@ class ConversionKeptTest(unittest.TestCase):
     def test_the_same_inputs_are_not_converted_again(self):
         calls, first, converted = self.convert_branch()
         self.assertEqual(calls, [True, False])
-        self.assertTrue(first["files_changed"])
+        self.assertTrue(first.files_changed)
         calls, again, same = self.convert_branch()
         self.assertEqual(calls, [])
-        self.assertEqual((again["files_changed"], same),
-                         (first["files_changed"], converted))
+        self.assertEqual((again.files_changed, same),
+                         (first.files_changed, converted))
         with open(self.yaml, "a", encoding="utf-8") as f:
             f.write("# another classification\n")
         calls, _, _ = self.convert_branch()

@@ -17,6 +17,7 @@ import time
 
 from . import chain_api, classification, evidence, memo, output, tree
 from .progress import Error, say
+from .records import ConvertReport
 from .tree import REPO
 
 SMPL = os.path.join(REPO, "cocci", "notifier_convert.cocci")
@@ -627,31 +628,28 @@ def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
     converted = {(r["what"], r["file"]) for r in defined
                  if r["kind"] == "head" and r["cls"] in ("atomic",
                                                          "blocking")}
-    report = {
-        "directory": directory, "classification": yaml_path,
-        "files_searched": len(files), "files_changed": sorted(changed),
-        "chains_converted": len(converted),
-        "chains_excluded": sorted(f"{r['file']}:{r['line']}: {r['what']}"
-                                  for r in defined if r["cls"] == "excluded"),
-        "class_changed": sorted(f"{r['file']}:{r['line']}: {r['what']} "
-                                f"{r['declared']} -> {r['cls']}"
-                                for r in defined if r["kind"] == "head" and
-                                r["cls"] in ("atomic", "blocking") and
-                                r["declared"] in ("atomic", "blocking",
-                                                  "bare") and
-                                r["declared"] != r["cls"]),
-        "unconverted": [f"{f}:{n}: {why}" for f, n, why in unconverted],
-        "converted_by_text": by_hand,
-        "comments_renamed": comments,
-        "locks_removed": locks(records, True),
-        "locks_kept": locks(records, False),
-        "unregister_added": added,
-        "init_unresolved": unresolved,
-        "spatch_problems": problems, "errors": errors,
-        "seconds": round(time.monotonic() - start, 1),
-    }
+    report = ConvertReport(
+        directory=directory, classification=yaml_path,
+        files_searched=len(files), files_changed=sorted(changed),
+        chains_converted=len(converted),
+        chains_excluded=sorted(f"{r['file']}:{r['line']}: {r['what']}"
+                               for r in defined if r["cls"] == "excluded"),
+        class_changed=sorted(f"{r['file']}:{r['line']}: {r['what']} "
+                             f"{r['declared']} -> {r['cls']}"
+                             for r in defined if r["kind"] == "head" and
+                             r["cls"] in ("atomic", "blocking") and
+                             r["declared"] in ("atomic", "blocking",
+                                               "bare") and
+                             r["declared"] != r["cls"]),
+        unconverted=[f"{f}:{n}: {why}" for f, n, why in unconverted],
+        converted_by_text=by_hand, comments_renamed=comments,
+        locks_removed=locks(records, True),
+        locks_kept=locks(records, False),
+        unregister_added=added, init_unresolved=unresolved,
+        spatch_problems=problems, errors=errors,
+        seconds=round(time.monotonic() - start, 1))
     if report_path:
-        replace(report_path, json.dumps(report, indent=1) + "\n")
+        output.write_json(report_path, report)
     if errors:
         raise Error(f"{yaml_path} does not fit the sources of "
                     f"{directory}:\n  " + "\n  ".join(errors[:30]))
@@ -726,27 +724,27 @@ def lock_line(r):
 
 
 def summary(report):
-    lines = [f"    {len(report['files_changed'])} files changed of "
-             f"{report['files_searched']} searched, "
-             f"{report['chains_converted']} chains converted, "
-             f"{len(report['unconverted'])} sites left for a person, "
-             f"in {report['seconds']}s"]
-    lines += [f"    class changed: {c}" for c in report["class_changed"]]
+    lines = [f"    {len(report.files_changed)} files changed of "
+             f"{report.files_searched} searched, "
+             f"{report.chains_converted} chains converted, "
+             f"{len(report.unconverted)} sites left for a person, "
+             f"in {report.seconds}s"]
+    lines += [f"    class changed: {c}" for c in report.class_changed]
     lines += [f"    excluded, left as it is: {c}"
-              for c in report["chains_excluded"]]
+              for c in report.chains_excluded]
     lines += [f"    converted by text, where spatch could not parse: {u}"
-              for u in report["converted_by_text"]]
-    if report.get("comments_renamed"):
-        lines.append(f"    {len(report['comments_renamed'])} comment lines "
+              for u in report.converted_by_text]
+    if report.comments_renamed:
+        lines.append(f"    {len(report.comments_renamed)} comment lines "
                      "now name the new API")
     lines += [f"    removed, guarding nothing but the chain: {lock_line(r)}"
-              for r in report["locks_removed"]]
+              for r in report.locks_removed]
     lines += [f"    lock of chain operations kept: {lock_line(r)}"
-              for r in report["locks_kept"]]
+              for r in report.locks_kept]
     lines += [f"    added, as 2005's 4/7 did: {a['file']}:{a['line']}: "
               f"{a['wrapper']}() beside {a['register']}()"
-              for a in report.get("unregister_added", [])]
-    lines += [f"    not converted: {u}" for u in report["unconverted"]]
-    lines += [f"    kind kept: {u}" for u in report["init_unresolved"]]
-    lines += [f"    spatch: {p}" for p in report["spatch_problems"]]
+              for a in report.unregister_added]
+    lines += [f"    not converted: {u}" for u in report.unconverted]
+    lines += [f"    kind kept: {u}" for u in report.init_unresolved]
+    lines += [f"    spatch: {p}" for p in report.spatch_problems]
     return "\n".join(lines)

@@ -7,6 +7,8 @@ import os
 import shutil
 import tempfile
 
+from . import records
+
 
 def stage(folder):
     """A fresh <folder>.new to build the output in."""
@@ -67,7 +69,7 @@ def write_json(path, data, indent=1, sync=True):
     """Writes `data` as JSON to `path`, replacing it whole; a cache's
     entry, which a crash may lose, without `sync`."""
     with replaced(path, sync=sync) as f:
-        json.dump(data, f, indent=indent)
+        json.dump(records.jsonable(data), f, indent=indent)
         f.write("\n")
 
 
@@ -76,7 +78,7 @@ def publish(new, folder, name=None, data=None):
     `folder` with `new`."""
     if name:
         with open(os.path.join(new, name), "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
+            json.dump(records.jsonable(data), f, indent=1)
             f.write("\n")
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(new, folder)

@@ -112,7 +112,7 @@ def _build_series(kver, work, out, jobs, yaml_text):
                              "defined and declared in more than one of these "
                              "files, which have to change together to keep "
                              "building."))
-    for a in report["unregister_added"]:
+    for a in report.unregister_added:
         if a["headers"]:
             together.append(([a["file"]] + a["headers"],
                              f"{a['wrapper']}() is added in {a['file']} and "
@@ -120,13 +120,13 @@ def _build_series(kver, work, out, jobs, yaml_text):
                              "have to change together to keep building."))
     groups = split.group(changed, sections, together)
     by_text = {}
-    for item in report["converted_by_text"]:
+    for item in report.converted_by_text:
         path, _, line = item.rpartition(":")
         by_text.setdefault(path, []).append(f"{path}:{line}")
     try:
         _commit_groups(git, core, converted, groups, together, entries,
-                       by_text, report["locks_removed"],
-                       report["unregister_added"], kver)
+                       by_text, report.locks_removed,
+                       report.unregister_added, kver)
     except BaseException:
         # Leave the tree clean, on the core branch, for the next run.
         tree.git(git, "reset", "-q", "--hard")
@@ -616,8 +616,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
     body = _write_cover(cover, kver, kernel_tree.version, entries, groups,
                         report["summary"], files, items,
                         classify.rule_findings(kver, out, kernel_tree),
-                        conversion.get("locks_removed", []),
-                        conversion.get("unregister_added", []),
+                        conversion.locks_removed,
+                        conversion.unregister_added,
                         bench.costs(out, kver, kernel_tree.version,
                                     patches.digest(patches_of_core(kver)),
                                     tree.git(git, "rev-parse",
@@ -642,12 +642,12 @@ def _report(kernel_tree, files, groups, items, conversion):
     return {"kernel": kernel_tree.version, "patches": len(files),
             "subsystem_patches": len(groups),
             "violations": gate.summary(items),
-            "conversion": {k: conversion[k] for k in (
+            "conversion": {k: getattr(conversion, k) for k in (
                 "chains_converted", "files_changed", "converted_by_text",
                 "unconverted", "init_unresolved", "typed_api_left",
                 "second_run_files_changed")},
-            "locks_removed": conversion.get("locks_removed", []),
-            "unregister_added": conversion.get("unregister_added", [])}
+            "locks_removed": conversion.locks_removed,
+            "unregister_added": conversion.unregister_added}
 
 
 def _classification_text(kver):
