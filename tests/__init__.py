@@ -15,3 +15,12 @@ import unittest    # noqa: E402
 needs_spatch = unittest.skipUnless(
     shutil.which("spatch"), "spatch is not installed (make deps installs "
     "coccinelle)")
+
+
+def booted(**fields):
+    """A boot test's result with `fields`, the rest as boottest.run()
+    starts it."""
+    from notifier_series.records import BootResult
+    return BootResult(**{"kernel": "9.9", "package": "linux-source-9.9",
+                         "arch": "x86_64", "commit": "0" * 40,
+                         "timeout": 600, "reproduce": {}, **fields})

@@ -5,7 +5,7 @@ powernv boot of Linux 6.12 without and with the OPAL fix
 import os
 import unittest
 
-from tests import tools_path  # noqa: F401
+from tests import booted, tools_path  # noqa: F401
 from notifier_series import archboot, arches, console
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "console")
@@ -19,7 +19,7 @@ def read(name):
 
 def boot(lines):
     splats, brackets = console.scan(lines)
-    return {"splats": splats, "expected_warnings": brackets}
+    return booted(splats=splats, expected_warnings=brackets)
 
 
 SITE = {"site": "arch/powerpc/platforms/powernv/opal.c:306",

@@ -3,7 +3,7 @@
 import unittest
 from unittest import mock
 
-from tests import tools_path  # noqa: F401
+from tests import booted, tools_path  # noqa: F401
 from notifier_series import boottest, ktap
 
 PASS = {"notifier.priority_order_test.atomic": "PASS",
@@ -12,13 +12,11 @@ PASS = {"notifier.priority_order_test.atomic": "PASS",
 
 
 def result(**changes):
-    r = {"timed_out": False, "timeout": 600, "splats": [],
-         "expected_warnings": [{"line": 3, "text": "already registered",
-                                "seen": 1}],
-         "kunit": {"passed": 3, "failed": 0, "skipped": 0, "total": 3,
-                   "tests": dict(PASS), "parser_ok": True}}
-    r.update(changes)
-    return r
+    return booted(**{
+        "expected_warnings": [{"line": 3, "text": "already registered",
+                               "seen": 1}],
+        "kunit": {"passed": 3, "failed": 0, "skipped": 0, "total": 3,
+                  "tests": dict(PASS), "parser_ok": True}, **changes})
 
 
 def warning(expected):
@@ -45,22 +43,22 @@ class VerdictTest(unittest.TestCase):
 
     def test_failed_skipped_missing_tests(self):
         failed = dict(PASS, **{"notifier.robust_atomic_test": "FAIL"})
-        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+        self.assertEqual(self.outcome(kunit=dict(result().kunit,
                                                  tests=failed)),
                          "test-failure")
-        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+        self.assertEqual(self.outcome(kunit=dict(result().kunit,
                                                  skipped=1)),
                          "test-failure")
-        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+        self.assertEqual(self.outcome(kunit=dict(result().kunit,
                                                  tests={})),
                          "test-failure")
-        self.assertEqual(self.outcome(kunit=dict(result()["kunit"],
+        self.assertEqual(self.outcome(kunit=dict(result().kunit,
                                                  parser_ok=False)),
                          "test-failure")
 
     def test_qemu_failure_is_a_harness_error(self):
         self.assertEqual(self.outcome(qemu_status=1,
-                                      kunit=dict(result()["kunit"],
+                                      kunit=dict(result().kunit,
                                                  tests={})),
                          "harness-error")
 
@@ -110,10 +108,9 @@ class KtapTest(unittest.TestCase):
         self.assertEqual(ktap.complaints(output), [
             "[ERROR] Test: notifier: missing expected subtest!",
             "[CRASHED] "])
-        result = {"kunit": {"passed": 33, "failed": 1, "skipped": 0,
-                            "tests": {"notifier.x": "PASS"},
-                            "parser_ok": True, "parser_output": output},
-                  "splats": [], "expected_warnings": [], "timed_out": False}
+        result = booted(kunit={"passed": 33, "failed": 1, "skipped": 0,
+                               "tests": {"notifier.x": "PASS"},
+                               "parser_ok": True, "parser_output": output})
         with mock.patch.object(boottest, "SUITES", ("notifier",)):
             _, reasons = boottest.verdict(result)
         self.assertIn("kunit.py parse: [ERROR] Test: notifier: missing "
@@ -144,7 +141,7 @@ class ChecksTest(unittest.TestCase):
                 mock.patch("builtins.open", mock.mock_open()):
             with self.assertRaisesRegex(ktap.Error, "built"):
                 boottest._build_and_boot(tree, arch, core, "/b", "/k", "",
-                                         "/s", {}, 60, 1)
+                                         "/s", booted(), 60, 1)
         return cp.call_count
 
     def test_checkpatch_runs_with_core_patches_only(self):

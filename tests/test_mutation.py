@@ -5,17 +5,17 @@ import os
 import tempfile
 import unittest
 
-from tests import tools_path  # noqa: F401
+from tests import booted, tools_path  # noqa: F401
 from notifier_series import mutation, output, runtime
 from notifier_series.progress import Error
 
 
 def boot(tests, splats=(), brackets=()):
-    return {"kunit": {"tests": tests},
-            "splats": [{"text": t, "expected": e} for t, e in splats],
-            "expected_warnings": [{"line": 7, "text": t, "seen": n,
-                                   "closed": closed}
-                                  for t, n, closed in brackets]}
+    return booted(kunit={"tests": tests},
+                  splats=[{"text": t, "expected": e} for t, e in splats],
+                  expected_warnings=[{"line": 7, "text": t, "seen": n,
+                                      "closed": closed}
+                                     for t, n, closed in brackets])
 
 
 class MutationTest(unittest.TestCase):

@@ -6,6 +6,7 @@ import tempfile
 import unittest
 
 from notifier_series import output, records
+from tests import booted
 
 
 def convert_report(**later):
@@ -20,6 +21,22 @@ def convert_report(**later):
 
 
 class RecordTest(unittest.TestCase):
+    def test_a_boot_result_keeps_the_keys_of_result_json(self):
+        # result.json as boottest.run() wrote it, a dict, before the record.
+        started = ["kernel", "package", "arch", "commit", "outcome",
+                   "reasons", "kunit", "checkpatch", "sparse", "splats",
+                   "expected_warnings", "torture", "torture_types",
+                   "build_seconds", "boot_seconds", "timeout", "timed_out",
+                   "reproduce"]
+        result = booted()
+        self.assertEqual(list(result.to_json()), started)
+        result.killed, result.stopped_after_restart = None, False
+        result.qemu_status, result.kernel_release = None, "6.1.0"
+        self.assertEqual(list(result.to_json()), started + [
+            "killed", "stopped_after_restart", "qemu_status",
+            "kernel_release"])
+        self.assertFalse(booted().qemu_status)
+
     def test_fields_a_later_stage_fills_are_left_out_until_it_does(self):
         report = convert_report()
         self.assertNotIn("typed_api_left", report.to_json())

@@ -5,7 +5,7 @@ and the 2005 chain caught by KASAN)."""
 import os
 import unittest
 
-from tests import tools_path  # noqa: F401
+from tests import booted, tools_path  # noqa: F401
 from notifier_series import boottest, console, torture, torture_baseline
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "console")
@@ -19,13 +19,12 @@ def lines(name):
 def boot_result(name, types):
     text = lines(name)
     splats, brackets = console.scan(text)
-    return {"timed_out": False, "timeout": 600, "splats": splats,
-            "expected_warnings": brackets,
-            "torture": torture.parse(text), "torture_types": list(types),
-            "kunit": {"passed": 2, "failed": 0, "skipped": 0, "total": 2,
-                      "tests": {"notifier.x": "PASS",
-                                "notifier_torture.notifier_torture_test."
-                                "atomic": "PASS"}, "parser_ok": True}}
+    return booted(splats=splats, expected_warnings=brackets,
+                  torture=torture.parse(text), torture_types=list(types),
+                  kunit={"passed": 2, "failed": 0, "skipped": 0, "total": 2,
+                         "tests": {"notifier.x": "PASS",
+                                   "notifier_torture.notifier_torture_test."
+                                   "atomic": "PASS"}, "parser_ok": True})
 
 
 class ParseTest(unittest.TestCase):
@@ -88,7 +87,7 @@ class BootVerdictTest(unittest.TestCase):
 
     def test_missing_torture_fails_the_boot(self):
         result = boot_result("torture-pass.log", ["atomic", "blocking"])
-        del result["torture"]["blocking"]
+        del result.torture["blocking"]
         outcome, reasons = boottest.verdict(result)
         self.assertEqual(outcome, "test-failure")
         self.assertIn("torture of blocking chains: never started", reasons)
@@ -99,20 +98,20 @@ class BaselineTest(unittest.TestCase):
         result = boot_result("torture-2005.log", ["2005"])
         # One second of host time per console line.
         arrivals = [float(n) for n in range(len(lines("torture-2005.log")))]
-        torture.time_failures(result["torture"], result["splats"], arrivals)
+        torture.time_failures(result.torture, result.splats, arrivals)
         how, seconds = torture_baseline.caught(result)
         self.assertTrue(how.startswith(
             "BUG: KASAN: use-after-free in nt_2005_call"), how)
         self.assertIn("the torture never ended", how)
         # Start of test on line 3, the KASAN report's first line on 4 (the
         # report opens with a line of "=" on line 4, its headline on 5).
-        self.assertEqual(result["torture"]["2005"]
+        self.assertEqual(result.torture["2005"]
                          ["first_failure_console_line"], 5)
         self.assertEqual(seconds, 2.0)
 
     def test_a_passing_run_is_not_caught(self):
         result = boot_result("torture-pass.log", ["atomic"])
-        result["torture"]["2005"] = result["torture"].pop("atomic")
+        result.torture["2005"] = result.torture.pop("atomic")
         self.assertEqual(torture_baseline.caught(result), (None, None))
 
 

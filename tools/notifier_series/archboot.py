@@ -59,7 +59,7 @@ def fixed_sites(kver, work, jobs, out):
 def reported(result, function, lines):
     """Whether an unexpected report of the sort a fix removes shows
     `function` in its call trace."""
-    for s in result["splats"]:
+    for s in result.splats:
         if s["expected"] or not any(p.search(s["text"]) for p in SIGNS):
             continue
         block = lines[s["line"] - 1:s.get("end", s["line"])]
@@ -157,10 +157,10 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
                          torture_seconds=torture_seconds, arch=arch.name)
     after_lines = console_lines(os.path.join(out, kver, arch.folder("boot")))
     failed = judge(rows, before_lines, before, after_lines, after)
-    after["proof"] = rows
-    after["reasons"] += failed
-    if failed and after["outcome"] == "pass":
-        after["outcome"] = "test-failure"
+    after.proof = rows
+    after.reasons += failed
+    if failed and after.outcome == "pass":
+        after.outcome = "test-failure"
     output.write_json(os.path.join(out, kver, arch.folder("boot"),
                                    "result.json"), after)
     for p in rows:
@@ -181,5 +181,5 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
             + how)
     for reason in failed:
         say("  - " + reason)
-    say(f"{arch.name} with the proof: {after['outcome'].upper()}")
-    return boottest.OUTCOMES[after["outcome"]]
+    say(f"{arch.name} with the proof: {after.outcome.upper()}")
+    return boottest.OUTCOMES[after.outcome]

@@ -10,6 +10,7 @@ import time
 from . import (arches, checkpatch, console, distcc, kconfig, ktap, output,
                patches, qemu, torture, tree)
 from .progress import Error, Step, run_logged, say, tail
+from .records import BootResult
 
 SUITES = ("notifier", "notifier_torture")
 # Files whose __rcu annotations sparse must accept without a warning.
@@ -98,28 +99,28 @@ def verdict(result):
     """The outcome of a boot from its result, and the reasons for it."""
     v = Verdict()
     worse = v.worse
-    kunit = result["kunit"]
-    cp = result.get("checkpatch")
+    kunit = result.kunit
+    cp = result.checkpatch
     if cp and (cp["errors"] or cp["warnings"]):
         worse("test-failure", f"checkpatch.pl --strict: {cp['errors']} "
               f"errors, {cp['warnings']} warnings (checkpatch.txt)")
-    for warning in result.get("sparse") or []:
+    for warning in result.sparse or []:
         worse("test-failure", "sparse: " + warning)
-    if result.get("qemu_status"):
+    if result.qemu_status:
         worse("harness-error", f"QEMU exited with status "
-              f"{result['qemu_status']} (console.log)")
-    if result["timed_out"]:
-        worse("timeout", result.get("killed") or
-              f"QEMU still ran after {result['timeout']}s")
-    for s in result["splats"]:
+              f"{result.qemu_status} (console.log)")
+    if result.timed_out:
+        worse("timeout", result.killed or
+              f"QEMU still ran after {result.timeout}s")
+    for s in result.splats:
         if not s["expected"]:
             worse("splat", f"console.log:{s['line']}: {s['text']}")
-    for b in result["expected_warnings"]:
+    for b in result.expected_warnings:
         if not b["seen"]:
             worse("splat", f"console.log:{b['line']}: the expected warning "
                   f"{b['text']!r} never came")
-    for why in torture.problems(result.get("torture", {}),
-                                result.get("torture_types", ())):
+    for why in torture.problems(result.torture,
+                                result.torture_types):
         worse("test-failure", why)
     for suite in SUITES:
         if not any(name.startswith(suite + ".") for name in kunit["tests"]):
@@ -195,29 +196,20 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
     build_dir = build_folder(kernel_tree, arch, branch)
     kernel = os.path.join(build_dir, arch.image)
     cmdline = append(torture_seconds, torture_types, arch)
-    result = {"kernel": kernel_tree.version,
-              "package": kernel_tree.record["package"], "arch": arch.name,
-              "commit": head, "outcome": "harness-error", "reasons": [],
-              "kunit": {"passed": 0, "failed": 0, "skipped": 0,
-                        "tests": {}, "parser_ok": False},
-              "checkpatch": None, "sparse": None,
-              "splats": [], "expected_warnings": [],
-              "torture": {}, "torture_types": list(torture_types),
-              "build_seconds": None, "boot_seconds": None,
-              "timeout": timeout, "timed_out": False,
-              "reproduce": {
-                  "build": f"make -C {kernel_tree.path} O={build_dir} "
-                           f"-j{jobs} {' '.join(arch.make_args())} "
-                           f"{arch.target}",
-                  "boot": " ".join(qemu.command(kernel, repr(cmdline),
-                                                arch=arch)),
-              }}
+    result = BootResult(
+        kernel=kernel_tree.version, package=kernel_tree.record["package"],
+        arch=arch.name, commit=head, torture_types=list(torture_types),
+        timeout=timeout, reproduce={
+            "build": f"make -C {kernel_tree.path} O={build_dir} -j{jobs} "
+                     f"{' '.join(arch.make_args())} {arch.target}",
+            "boot": " ".join(qemu.command(kernel, repr(cmdline), arch=arch)),
+        })
     try:
         _build_and_boot(kernel_tree, arch, core if checks else None,
                         build_dir, kernel, cmdline, stage, result, timeout,
                         jobs)
     except Error as e:
-        result["reasons"] = [str(e)]
+        result.reasons = [str(e)]
         raise
     finally:
         output.publish(stage, final, "result.json", result)
@@ -232,25 +224,24 @@ def _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
     x86 = arch.name == arches.DEFAULT and core is not None
     if x86:
         with Step("checkpatch.pl --strict on the core patches"):
-            result["checkpatch"] = checkpatch.run(
+            result.checkpatch = checkpatch.run(
                 kernel_tree.path, core,
                 cache=tree.cache(kernel_tree, "checkpatch"))
         with open(os.path.join(stage, "checkpatch.txt"), "w",
                   encoding="utf-8") as f:
-            f.write("\n".join(result["checkpatch"].pop("patches").values()))
+            f.write("\n".join(result.checkpatch.pop("patches").values()))
     with Step(f"building Linux {kernel_tree.version} for {arch.name} with "
               + ", ".join(os.path.relpath(f, tree.REPO)
                           for f in arch.fragments)) as step:
         build(kernel_tree, build_dir, os.path.join(stage, "build.log"),
               jobs, arch=arch)
-    result["build_seconds"] = round(step.seconds, 1)
+    result.build_seconds = round(step.seconds, 1)
     shutil.copy(os.path.join(build_dir, ".config"),
                 os.path.join(stage, "config"))
     if x86:
         with Step("sparse on " + ", ".join(SPARSE_FILES)):
-            result["sparse"] = sparse(kernel_tree, build_dir,
-                                      os.path.join(stage, "sparse.log"),
-                                      arch)
+            result.sparse = sparse(kernel_tree, build_dir,
+                                   os.path.join(stage, "sparse.log"), arch)
     log = os.path.join(stage, "console.log")
     arrivals = []       # when each console line came, host time
     with Step(f"booting in {arch.qemu[0]} (-smp 2, TCG, {timeout}s "
@@ -259,49 +250,49 @@ def _build_and_boot(kernel_tree, arch, core, build_dir, kernel, cmdline,
             qemu.command(kernel, cmdline, arch=arch), log, timeout,
             lambda line: (arrivals.append(time.monotonic()),
                           _print_line(line)), arch.restart_grace)
-    result["boot_seconds"] = round(step.seconds, 1)
-    result["timed_out"] = rc is None
-    result["killed"] = killed
-    result["stopped_after_restart"] = stopped
-    result["qemu_status"] = rc
+    result.boot_seconds = round(step.seconds, 1)
+    result.timed_out = rc is None
+    result.killed = killed
+    result.stopped_after_restart = stopped
+    result.qemu_status = rc
     with open(log, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     m = next(filter(None, (re.search(r"Linux version (\S+)", line)
                            for line in lines)), None)
-    result["kernel_release"] = m.group(1) if m else None
-    result["splats"], result["expected_warnings"] = console.scan(lines)
-    result["torture"] = torture.parse(lines)
-    torture.time_failures(result["torture"], result["splats"], arrivals)
+    result.kernel_release = m.group(1) if m else None
+    result.splats, result.expected_warnings = console.scan(lines)
+    result.torture = torture.parse(lines)
+    torture.time_failures(result.torture, result.splats, arrivals)
     parsed = ktap.parse(kernel_tree.path, log,
                         os.path.join(stage, "kunit.json"))
     with open(os.path.join(stage, "kunit.txt"), "w",
               encoding="utf-8") as f:
         f.write(parsed.pop("parser_output"))
-    result["kunit"] = parsed
-    result["outcome"], result["reasons"] = verdict(result)
+    result.kunit = parsed
+    result.outcome, result.reasons = verdict(result)
 
 
 def report(result, folder, mutant=False):
-    k = result["kunit"]
-    expected = sum(b["seen"] for b in result["expected_warnings"])
-    unexpected = sum(not s["expected"] for s in result["splats"])
-    cp = result.get("checkpatch")
+    k = result.kunit
+    expected = sum(b["seen"] for b in result.expected_warnings)
+    unexpected = sum(not s["expected"] for s in result.splats)
+    cp = result.checkpatch
     checked = ("checkpatch and sparse not run; " if cp is None else
                f"checkpatch {cp.get('errors')} errors, {cp.get('warnings')} "
                f"warnings, {cp.get('checks')} checks; sparse "
-               f"{len(result.get('sparse') or [])} warnings; ")
-    say(f"Linux {result['kernel']}: {checked}"
+               f"{len(result.sparse or [])} warnings; ")
+    say(f"Linux {result.kernel}: {checked}"
         f"KUnit {k['passed']} passed, "
         f"{k['failed']} failed, {k['skipped']} skipped; {unexpected} "
         f"splats ({expected} expected warnings seen); build "
-        f"{result['build_seconds']}s, boot {result['boot_seconds']}s: "
-        f"{result['outcome'].upper()}")
-    for reason in result["reasons"]:
+        f"{result.build_seconds}s, boot {result.boot_seconds}s: "
+        f"{result.outcome.upper()}")
+    for reason in result.reasons:
         say("  - " + reason)
     if mutant:
         say("  (a mutant: the mutation test wants its tests to fail)")
-    elif result["outcome"] != "pass":
-        say("  to reproduce:\n    " + result["reproduce"]["build"]
-            + "\n    " + result["reproduce"]["boot"])
+    elif result.outcome != "pass":
+        say("  to reproduce:\n    " + result.reproduce["build"]
+            + "\n    " + result.reproduce["boot"])
     say(f"  results in {folder}/result.json, console in "
         f"{folder}/console.log")

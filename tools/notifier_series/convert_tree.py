@@ -154,5 +154,5 @@ def run(kver, work=None, out=None, jobs=None, boot=False, timeout=600):
         result = boottest.run(kver, work, out, timeout, jobs,
                               [os.path.join(folder, p) for p in patch],
                               "convert-boot")
-        status = max(status, boottest.OUTCOMES[result["outcome"]])
+        status = max(status, boottest.OUTCOMES[result.outcome])
     return status

@@ -34,8 +34,8 @@ def expectations(patch):
 
 def judge(result, expected):
     """What caught the mutant, {expectation: evidence or None}."""
-    tests = result["kunit"]["tests"]
-    seen = [s["text"] for s in result["splats"] if not s["expected"]]
+    tests = result.kunit["tests"]
+    seen = [s["text"] for s in result.splats if not s["expected"]]
     found = {f"test {t}": (tests.get(t) if tests.get(t) in CAUGHT else None)
              for t in expected["fail"]}
     for text in expected["splat"]:
@@ -43,7 +43,7 @@ def judge(result, expected):
     for text in expected["missing"]:
         found[f"missing warning {text!r}"] = next(
             (f"console.log:{b['line']}: announced, never came"
-             for b in result["expected_warnings"]
+             for b in result.expected_warnings
              if text in b["text"] and not b["seen"] and b.get("closed")),
             None)
     return found
@@ -116,8 +116,8 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
         found = judge(result, expected)
         summary.append({"mutant": name, "caught_by": found,
                         "caught": all(found.values()),
-                        "outcome": result["outcome"],
-                        "boot_seconds": result["boot_seconds"]})
+                        "outcome": result.outcome,
+                        "boot_seconds": result.boot_seconds})
     summary.append(runtime_mutant(kver, out))
     path = os.path.join(out, kver, "mutants", "summary.json")
     output.write_json(path, summary)

@@ -5,16 +5,28 @@ output.publish() as to_json() gives it, and read back by from_json()."""
 import dataclasses
 
 
+class _Later:
+    """The value of a field that a later step fills in."""
+
+    def __repr__(self):
+        return "LATER"
+
+    def __bool__(self):
+        return False
+
+
+LATER = _Later()
+
+
 @dataclasses.dataclass
 class Record:
-    """A record's fields, in the order its JSON gives them; a field that
-    a later stage fills in (default None) is left out until it is."""
+    """A record's fields, in the order its JSON gives them; a field still
+    LATER is left out."""
 
     def to_json(self):
-        optional = {f.name for f in dataclasses.fields(self)
-                    if f.default is None}
-        return {k: v for k, v in dataclasses.asdict(self).items()
-                if v is not None or k not in optional}
+        return {f.name: getattr(self, f.name)
+                for f in dataclasses.fields(self)
+                if getattr(self, f.name) is not LATER}
 
     @classmethod
     def from_json(cls, data):
@@ -47,6 +59,42 @@ class ConvertReport(Record):
     spatch_problems: list
     errors: list
     seconds: float
-    typed_api_left: list = None
-    second_run_files_changed: list = None
-    commit: str = None
+    typed_api_left: list = LATER
+    second_run_files_changed: list = LATER
+    commit: str = LATER
+
+
+def _no_kunit():
+    return {"passed": 0, "failed": 0, "skipped": 0, "tests": {},
+            "parser_ok": False}
+
+
+@dataclasses.dataclass(kw_only=True)
+class BootResult(Record):
+    """What boottest.run() built and booted, what each check found, and
+    the outcome (boottest.OUTCOMES) with its reasons.  archboot adds the
+    proof of the fixes."""
+    kernel: str
+    package: str
+    arch: str
+    commit: str
+    outcome: str = "harness-error"
+    reasons: list = dataclasses.field(default_factory=list)
+    kunit: dict = dataclasses.field(default_factory=_no_kunit)
+    checkpatch: dict = None
+    sparse: list = None
+    splats: list = dataclasses.field(default_factory=list)
+    expected_warnings: list = dataclasses.field(default_factory=list)
+    torture: dict = dataclasses.field(default_factory=dict)
+    torture_types: list = dataclasses.field(default_factory=list)
+    build_seconds: float = None
+    boot_seconds: float = None
+    timeout: int
+    timed_out: bool = False
+    reproduce: dict
+    # Once QEMU has run:
+    killed: str = LATER
+    stopped_after_restart: bool = LATER
+    qemu_status: int = LATER
+    kernel_release: str = LATER
+    proof: list = LATER

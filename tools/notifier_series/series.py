@@ -723,7 +723,7 @@ def _boot_test(kver, work, out, timeout, jobs, extra):
     boot = boottest.run(kver, work, out, timeout, jobs, extra,
                         "series-boot", worktree="series-boot",
                         extra_branch="notifier-series/series-boot-worktree")
-    found = {k: boot.get(k) for k in (
+    found = {k: getattr(boot, k) for k in (
         "outcome", "reasons", "kunit", "torture", "splats", "sparse",
         "commit")}
     found["kunit"].pop("tests", None)

@@ -21,11 +21,11 @@ BRANCH = "notifier-series/torture-baseline-runs"
 def caught(result):
     """(how the baseline run was caught failing, or None; seconds from its
     start to the first sign, or None)."""
-    run = result["torture"].get(TYPE)
+    run = result.torture.get(TYPE)
     if run is None:
         return None, None
     start = run["start_line"]
-    splats = [s for s in result["splats"]
+    splats = [s for s in result.splats
               if not s["expected"] and s["line"] > start]
     how = []
     if splats:
@@ -64,7 +64,7 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, runs=3,
                               torture_types=(TYPE,), checks=False,
                               extra_branch=BRANCH)
         how, after = caught(result)
-        torture_run = result["torture"].get(TYPE, {})
+        torture_run = result.torture.get(TYPE, {})
         record["runs"].append({
             "caught": how is not None, "how": how,
             "seconds_to_first_failure": after,
