@@ -134,6 +134,37 @@ class ExitStatusTest(unittest.TestCase):
             for code, what in progress.EXIT_STATUS:
                 self.assertIn(" ".join(what.split()), text)
 
+    def test_each_subcommand_calls_its_stage_as_its_signature_says(self):
+        cli = cli_module()
+        # Each stage takes its options by keyword: a call that names one
+        # it does not have, or passes them by position, is a TypeError.
+        for argv, module, name in (
+                ("boot-test 6.1", cli.boottest, "run"),
+                ("boot-test 6.1 --arch powerpc", cli.archboot, "run"),
+                ("mutation-test 6.1", cli.mutation, "run"),
+                ("torture-baseline 6.1", cli.torture_baseline, "run"),
+                ("classify 6.1", cli.classify, "run"),
+                ("callgraph 6.1", cli.classify, "callgraph_run"),
+                ("convert . --classification c.yaml --patch p",
+                 cli.convert, "convert"),
+                ("convert-tree 6.1", cli.convert_tree, "run"),
+                ("series 6.1", cli.series, "run"),
+                ("bench 6.1 --memory-only", cli.bench, "run"),
+                ("runtime-test 6.1", cli.runtime, "run"),
+                ("bisect 6.1", cli.bisect, "run")):
+            with self.subTest(argv), \
+                    mock.patch.object(module, name, autospec=True) as stage, \
+                    mock.patch.object(cli.distcc, "configure"), \
+                    mock.patch.object(cli.convert, "summary"), \
+                    mock.patch("sys.stdout", new_callable=io.StringIO):
+                stage.return_value = mock.Mock(outcome="pass",
+                                               spatch_problems=[])
+                cli.main(argv.split())
+                self.assertEqual(stage.call_count, 1)
+                self.assertEqual(len(stage.call_args.args),
+                                 2 if module in (cli.archboot, cli.convert)
+                                 else 1)
+
     def test_a_usage_error_is_an_input_error(self):
         proc = self.cli("no-such-command")
         self.assertEqual(proc.returncode, progress.HARNESS_ERROR)
@@ -152,11 +183,10 @@ class ExitStatusTest(unittest.TestCase):
 
     def test_convert_fails_when_spatch_reported_problems(self):
         cli = cli_module()
-        report = {"spatch_problems": ["a.c: spatch exited 1"]}
         for problems, status in ((["a.c: spatch exited 1"], 1), ([], 0)):
             with mock.patch.object(cli.convert, "convert",
-                                   return_value=dict(
-                                       report, spatch_problems=problems)), \
+                                   return_value=mock.Mock(
+                                       spatch_problems=problems)), \
                     mock.patch.object(cli.convert, "summary",
                                       return_value=""), \
                     mock.patch("sys.stdout", new_callable=io.StringIO):

@@ -71,8 +71,8 @@ class ConversionKeptTest(unittest.TestCase):
                 mock.patch.object(convert_tree.tree, "prepare",
                                   lambda kver, work=None: self.kernel):
             _, _, report = convert_tree.convert_branch(
-                "9.9", os.path.join(self.tmp, "work"),
-                os.path.join(self.tmp, "out"), 2)
+                "9.9", work=os.path.join(self.tmp, "work"),
+                out=os.path.join(self.tmp, "out"), jobs=2)
         return calls, report, tree.git(self.kernel.path, "rev-parse",
                                        "HEAD^{tree}").strip()
 

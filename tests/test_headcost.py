@@ -246,7 +246,8 @@ class MeasureTest(unittest.TestCase):
                                   return_value=("9.9", [])), \
                 mock.patch.object(headcost.tree, "prepare",
                                   return_value=self.tree):
-            return headcost.measure("9.9", self.work, self.out, 1)
+            return headcost.measure("9.9", work=self.work, out=self.out,
+                                   jobs=1)
 
     def test_without_the_series_it_says_so(self):
         record = self.measure()

@@ -50,7 +50,7 @@ def proven_on(function, kver):
 
 def fixed_sites(kver, work, jobs, out):
     """The violations of the gate that a fix removes."""
-    model, _ = classify.analyse(kver, work, jobs, out)
+    model, _ = classify.analyse(kver, work=work, jobs=jobs, out=out)
     _, entries = classification.load(classify.yaml_path(kver))
     items, _ = classify.violation_gate(kver, work, jobs, model, entries)
     return [v for v in items if v["status"] == "fixed"]
@@ -121,7 +121,7 @@ def judge(rows, before_lines, before, after_lines, after):
     return reasons
 
 
-def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
+def run(kver, arch_name, *, work=None, out=None, timeout=600, jobs=None,
         torture_seconds=boottest.TORTURE_SECONDS):
     """Boots the core patches on `arch_name`, and, when a fixed site is
     expected there, the core patches without the fixes of those sites;
@@ -143,8 +143,8 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
         say(f"==> {arch.name}: the core patches without "
             + "; ".join(sorted(credited))
             + ", which must show the bug it fixes")
-        before = boottest.run(kver, work, out, timeout, jobs,
-                              name="boot-nofixes",
+        before = boottest.run(kver, work=work, out=out, timeout=timeout,
+                              jobs=jobs, name="boot-nofixes",
                               torture_seconds=torture_seconds,
                               arch=arch.name, core=core,
                               branch="notifier-series/nofixes")
@@ -153,8 +153,9 @@ def run(kver, arch_name, work=None, out=None, timeout=600, jobs=None,
     else:
         say(f"==> {arch.name}: no fixed site runs here on Linux {kver}; "
             "a boot test of the core patches only")
-    after = boottest.run(kver, work, out, timeout, jobs,
-                         torture_seconds=torture_seconds, arch=arch.name)
+    after = boottest.run(kver, work=work, out=out, timeout=timeout,
+                         jobs=jobs, torture_seconds=torture_seconds,
+                         arch=arch.name)
     after_lines = console_lines(os.path.join(out, kver, arch.folder("boot")))
     failed = judge(rows, before_lines, before, after_lines, after)
     after.proof = rows

@@ -17,7 +17,7 @@ def path_of(out, kver):
     return os.path.join(out, kver, "bench.json")
 
 
-def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
+def run(kver, *, work=None, out=None, jobs=None, timeout=1200, kernel=True,
         toolkit=True, memory=True, farm=True):
     out = tree.out_folder(out)
     path = path_of(out, kver)
@@ -27,14 +27,12 @@ def run(kver, work=None, out=None, jobs=None, timeout=1200, kernel=True,
         record = output.read_json(path)
     now = datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")
+    where = {"work": work, "out": out, "jobs": jobs}
     parts = (("kernel_bench", kernel, lambda: kernel_bench.run(
-                  kver, work, out, jobs, timeout)),
-             ("memory", memory, lambda: headcost.measure(kver, work, out,
-                                                         jobs)),
-             ("toolkit", toolkit, lambda: toolkit_bench.run(kver, work, out,
-                                                            jobs)),
-             ("distcc_build", farm, lambda: distcc_bench.run(kver, work,
-                                                             out, jobs)))
+                  kver, timeout=timeout, **where)),
+             ("memory", memory, lambda: headcost.measure(kver, **where)),
+             ("toolkit", toolkit, lambda: toolkit_bench.run(kver, **where)),
+             ("distcc_build", farm, lambda: distcc_bench.run(kver, **where)))
     for stale in set(record) - {name for name, _, _ in parts}:
         del record[stale]           # a part of an older bench
     for name, wanted, measure in parts:

@@ -43,7 +43,7 @@ def can_change_build(changes, read):
     return False
 
 
-def run(kver, work=None, out=None, jobs=None):
+def run(kver, *, work=None, out=None, jobs=None):
     out = tree.out_folder(out)
     jobs = distcc.build_jobs(jobs)
     kernel_tree = tree.prepare(kver, work)

@@ -156,7 +156,7 @@ def build_folder(kernel_tree, arch, branch=patches.CORE_BRANCH):
                            else "-" + branch.rpartition("/")[2]))
 
 
-def run(kver, work=None, out=None, timeout=600, jobs=None, extra=(),
+def run(kver, *, work=None, out=None, timeout=600, jobs=None, extra=(),
         name="boot", torture_seconds=TORTURE_SECONDS,
         torture_types=TORTURE_TYPES, arch=None, core=None, branch=None,
         checks=True, extra_branch=None, worktree=None):

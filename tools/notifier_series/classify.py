@@ -139,7 +139,7 @@ def gate_inputs(path):
                        for e in entries], sort_keys=True, default=str)
 
 
-def callgraph_run(kver, work=None, jobs=None, out=None, explain=()):
+def callgraph_run(kver, *, work=None, jobs=None, out=None, explain=()):
     """Builds or refreshes the call graph of the pristine tree of `kver`,
     writes out/<kver>/callgraph.json and prints the paths of the
     functions named in `explain`."""
@@ -218,7 +218,7 @@ def evidence_stamp(source):
                           for m in (evidence, chains)}}
 
 
-def analyse(kver, work, jobs, out, reuse=False, entries=None,
+def analyse(kver, *, work, jobs, out, reuse=False, entries=None,
             depth=callgraph.DEPTH):
     """(chains.Model, facts) of the pristine tree of `kver`, with the call
     graph (callgraph.Graph) as its `graph` and the heads that the graph's
@@ -419,7 +419,7 @@ def draft_entry(chain):
     return chain.kind, "no evidence either way; kept as declared"
 
 
-def run(kver, work=None, jobs=None, out=None, update=False, source=None,
+def run(kver, *, work=None, jobs=None, out=None, update=False, source=None,
         reuse=False, depth=callgraph.DEPTH):
     """Classifies the chains of `kver` and writes out/<kver>/audit.json and
     audit.txt; with `update`, first writes classify/linux-<kver>.yaml from
@@ -433,7 +433,8 @@ def run(kver, work=None, jobs=None, out=None, update=False, source=None,
     entries = []
     if os.path.exists(origin):
         _, entries = classification.load(origin)
-    model, facts = analyse(kver, work, jobs, out, reuse, entries, depth)
+    model, facts = analyse(kver, work=work, jobs=jobs, out=out, reuse=reuse,
+                           entries=entries, depth=depth)
     if update:
         drafts = {key: draft_entry(c) for key, c in model.chains.items()}
         entries, changes = classification.carry(entries, model.chains,

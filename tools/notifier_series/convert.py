@@ -584,7 +584,7 @@ def replace(path, text):
     output.write_text(path, text, errors="surrogateescape")
 
 
-def convert(directory, yaml_path, jobs=None, in_place=False, patch=None,
+def convert(directory, yaml_path, *, jobs=None, in_place=False, patch=None,
             report_path=None, exclude=(), cache=None):
     """Converts `directory` but the files of `exclude`; returns the report.
     Raises Error when the classification does not fit the sources, before

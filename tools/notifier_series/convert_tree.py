@@ -68,7 +68,7 @@ def _converted(git, kept, digest):
     return ConvertReport.from_json(found["report"])
 
 
-def convert_branch(kver, work=None, out=None, jobs=None):
+def convert_branch(kver, *, work=None, out=None, jobs=None):
     """Converts the tree of `kver` on BRANCH, on top of the core patches;
     writes out/<kver>/convert/.  Returns (tree, core commit, report)."""
     out = tree.out_folder(out)
@@ -92,7 +92,7 @@ def convert_branch(kver, work=None, out=None, jobs=None):
             report = _converted(git, kept, digest)
             fresh = report is None
             if fresh:
-                report = convert.convert(git, yaml, jobs, in_place=True,
+                report = convert.convert(git, yaml, jobs=jobs, in_place=True,
                                          report_path=os.path.join(
                                              stage, "report.json"),
                                          exclude=added, cache=spatch_cache)
@@ -124,7 +124,7 @@ def convert_branch(kver, work=None, out=None, jobs=None):
         again = memo.cached(
             kept, memo.key("convert again", tree.git(
                 git, "rev-parse", "HEAD^{tree}"), inputs),
-            lambda: convert.convert(git, yaml, jobs, exclude=added,
+            lambda: convert.convert(git, yaml, jobs=jobs, exclude=added,
                                     cache=spatch_cache).files_changed,
             keep=lambda changed: not changed)
     report.second_run_files_changed = again
@@ -141,18 +141,18 @@ def convert_branch(kver, work=None, out=None, jobs=None):
     return kernel_tree, core, report
 
 
-def run(kver, work=None, out=None, jobs=None, boot=False, timeout=600):
+def run(kver, *, work=None, out=None, jobs=None, boot=False, timeout=600):
     """Converts the tree of `kver`; with `boot`, boot-tests the result.
     Returns an exit status."""
     out = tree.out_folder(out)
-    _, _, report = convert_branch(kver, work, out, jobs)
+    _, _, report = convert_branch(kver, work=work, out=out, jobs=jobs)
     folder = os.path.join(out, kver, "convert")
     status = 1 if (report.typed_api_left or
                    report.second_run_files_changed) else 0
     if boot:
         patch = sorted(p for p in os.listdir(folder) if p.endswith(".patch"))
-        result = boottest.run(kver, work, out, timeout, jobs,
-                              [os.path.join(folder, p) for p in patch],
-                              "convert-boot")
+        result = boottest.run(kver, work=work, out=out, timeout=timeout,
+                              jobs=jobs, name="convert-boot",
+                              extra=[os.path.join(folder, p) for p in patch])
         status = max(status, boottest.OUTCOMES[result.outcome])
     return status

@@ -35,7 +35,7 @@ def build(source, folder, jobs, env, log):
     return round(time.monotonic() - start, 1)
 
 
-def run(kver, work=None, out=None, jobs=None):
+def run(kver, *, work=None, out=None, jobs=None):
     """{"config", "kernel", "cpus", "log", "plain": {seconds, jobs},
     "farm": {seconds, jobs, hosts, jobs_per_daemon}}: "farm" is the
     build through distcc."""

@@ -259,7 +259,7 @@ def _size_build(kver, checkout, name, folder, jobs):
     return build_dir
 
 
-def measure(kver, work, out, jobs=None):
+def measure(kver, *, work, out, jobs=None):
     """The record of bench.json's "memory": head sizes with and without
     lockdep, what the series adds (cost()) and the vmlinux sizes; what
     could not be measured says why.  The trees measured are named by

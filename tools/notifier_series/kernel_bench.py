@@ -200,7 +200,7 @@ def side(kver, kernel_tree, name, folder, jobs, timeout):
     return measured, commands
 
 
-def run(kver, work=None, out=None, jobs=None, timeout=1200):
+def run(kver, *, work=None, out=None, jobs=None, timeout=1200):
     """Writes the consoles of the kernels to out/<kver>/bench/<side>/ and
     returns the benchmark's record for bench.json."""
     out = tree.out_folder(out)

@@ -85,7 +85,7 @@ def stale(kver, work, mutants):
             if why]
 
 
-def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
+def run(kver, *, work=None, out=None, timeout=600, jobs=None, slow=False):
     """Boots each mutant of `kver`, and with `slow` those of the slow/
     folder too, whose change to a header rebuilds most of the kernel;
     returns 0 when every one was caught."""
@@ -110,7 +110,8 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, slow=False):
         # before its KUnit tests run; torture-baseline covers the torture.
         # Without checkpatch and sparse: the core patches are the boot
         # test's, and a mutant is judged by its boot.
-        result = boottest.run(kver, work, out, timeout, jobs, extra=[patch],
+        result = boottest.run(kver, work=work, out=out, timeout=timeout,
+                              jobs=jobs, extra=[patch],
                               name=f"mutants/{name}", torture_seconds=0,
                               checks=False)
         found = judge(result, expected)

@@ -649,7 +649,7 @@ def _boot(kver, which, kernel_tree, stack, out_folder, details, classes,
     return result, rec
 
 
-def run(kver, work=None, out=None, jobs=None, timeout=1800, trees=TREES,
+def run(kver, *, work=None, out=None, jobs=None, timeout=1800, trees=TREES,
         series=None):
     """Builds and boots the integration kernels of `trees` and writes
     out/<kver>/runtime/: chains.json and console.log of the series' tree

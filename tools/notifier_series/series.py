@@ -90,8 +90,8 @@ def build_series(kver, work, out, jobs, yaml_text, git):
 
 
 def _build_series(kver, work, out, jobs, yaml_text):
-    kernel_tree, core, report = convert_tree.convert_branch(kver, work, out,
-                                                            jobs)
+    kernel_tree, core, report = convert_tree.convert_branch(
+        kver, work=work, out=out, jobs=jobs)
     git = kernel_tree.path
     converted = tree.git(git, "rev-parse", convert_tree.BRANCH).strip()
     _, entries = classification.load(classify.yaml_path(kver), yaml_text)
@@ -558,7 +558,7 @@ def last_bisect(out, kver, patch_ids):
     return record if record.get("patch_ids") == patch_ids else {}
 
 
-def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
+def run(kver, *, work=None, out=None, jobs=None, timeout=600, compile=True,
         arches=None):
     """Regenerates and checks the series of `kver`; returns an exit
     status: 0 when every check is green.  `arches` limits the
@@ -577,7 +577,8 @@ def run(kver, work=None, out=None, jobs=None, timeout=600, compile=True,
         kver, work, out, jobs, yaml_text, git)
     items, unused = classify.judged(
         kver, work, jobs, entries,
-        lambda: classify.analyse(kver, work, jobs, out, entries=entries)[0])
+        lambda: classify.analyse(kver, work=work, jobs=jobs, out=out,
+                                 entries=entries)[0])
     if unused:
         raise Error("\n".join(unused))
     with Step("git format-patch of the series"):
@@ -720,8 +721,9 @@ def _boot_test(kver, work, out, timeout, jobs, extra):
     mutants and the other commands check out the core branch in the
     tree, which would make every boot of the series rebuild what
     <linux/notifier.h> reaches."""
-    boot = boottest.run(kver, work, out, timeout, jobs, extra,
-                        "series-boot", worktree="series-boot",
+    boot = boottest.run(kver, work=work, out=out, timeout=timeout,
+                        jobs=jobs, extra=extra, name="series-boot",
+                        worktree="series-boot",
                         extra_branch="notifier-series/series-boot-worktree")
     found = {k: getattr(boot, k) for k in (
         "outcome", "reasons", "kunit", "torture", "splats", "sparse",

@@ -103,7 +103,7 @@ def scaling(kver, work, jobs):
     return rows
 
 
-def run(kver, work=None, out=None, jobs=None):
+def run(kver, *, work=None, out=None, jobs=None):
     """The toolkit's timings: the pipeline cold, then again."""
     work = os.path.abspath(work or tree.default_work())
     out = tree.out_folder(out)

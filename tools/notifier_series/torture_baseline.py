@@ -38,7 +38,7 @@ def caught(result):
     return ("; ".join(how) or None), run.get("seconds_to_first_failure")
 
 
-def run(kver, work=None, out=None, timeout=600, jobs=None, runs=3,
+def run(kver, *, work=None, out=None, timeout=600, jobs=None, runs=3,
         seconds=60):
     """Boots the baseline `runs` times for up to `seconds` of torture each;
     writes out/<kver>/torture-baseline.json; returns 0 when every run was
@@ -59,7 +59,8 @@ def run(kver, work=None, out=None, timeout=600, jobs=None, runs=3,
         # nothing), not under the runs' names: a ref named like a folder
         # of older refs cannot be made.  The core patches are checked by
         # the boot test.
-        result = boottest.run(kver, work, out, timeout, jobs, extra=patches,
+        result = boottest.run(kver, work=work, out=out, timeout=timeout,
+                              jobs=jobs, extra=patches,
                               name=name, torture_seconds=seconds,
                               torture_types=(TYPE,), checks=False,
                               extra_branch=BRANCH)
