@@ -29,7 +29,7 @@ class CallGraphTest(unittest.TestCase):
         cls.graph = callgraph.Graph(cls.facts)
         found = evidence.collect(cls.root, 2, lambda records: chains.followed(
             chains.Model(records, cls.root)))
-        cls.records = found["records"]
+        cls.records = found.records
         # Today's analysis: spatch's records alone.
         cls.before = chains.Model(cls.records, cls.root)
         # With the call graph: its heads, statics and paths.

@@ -35,7 +35,7 @@ class EvidenceTest(unittest.TestCase):
         found = evidence.collect(root, 2, lambda records: chains.followed(
             chains.Model(records, root)))
         cls.found = found
-        cls.tree = chains.Model(found["records"], root)
+        cls.tree = chains.Model(found.records, root)
 
     @classmethod
     def tearDownClass(cls):
@@ -179,7 +179,7 @@ class EvidenceTest(unittest.TestCase):
             classify.mark_unparsed(self.tree, folder, ["z.c"])
             self.assertEqual(blocking.searched["unparsed"], [])
             classify.mark_unparsed(self.tree, folder, ["y.c", "z.c"],
-                                   self.found["wrappers"])
+                                   self.found.wrappers)
             self.assertEqual(blocking.searched["unparsed"], ["z.c"])
             blocking.searched = {}
         finally:
@@ -194,7 +194,7 @@ class EvidenceTest(unittest.TestCase):
         _, entries = classification.load(
             "d.yaml", classification.dump("demo", entries, "draft"))
         facts = {"kernel": "demo", "package": "fixture",
-                 "files": self.found["files"], "wrappers": 2,
+                 "files": self.found.files, "wrappers": 2,
                  "evidence_seconds": 0, "not_followed": {},
                  "spatch_problems": [], "spatch_unparsed": []}
         found = classify.violations_of(self.tree, entries)

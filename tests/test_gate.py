@@ -84,7 +84,7 @@ class GateTest(unittest.TestCase):
     def collect(cls):
         found = evidence.collect(cls.root, 2, lambda records: chains.followed(
             chains.Model(records, cls.root)), cls.cache)
-        return chains.Model(found["records"], cls.root)
+        return chains.Model(found.records, cls.root)
 
     @classmethod
     def tearDownClass(cls):
@@ -298,7 +298,7 @@ class CacheTest(unittest.TestCase):
             second = evidence.collect(self.root, 2, followed, folder)
         finally:
             evidence._spatch = old
-        self.assertEqual(second["records"], first["records"])
+        self.assertEqual(second.records, first.records)
 
     def test_code_spatch_could_not_parse_is_said_and_kept(self):
         # A function spatch cannot parse is skipped, silently under
@@ -312,14 +312,14 @@ class CacheTest(unittest.TestCase):
             return chains.followed(chains.Model(records, self.root))
         folder = os.path.join(self.tmp, "c")
         first = evidence.collect(self.root, 1, followed, folder)
-        self.assertEqual(first["unparsed"], [USERS])
-        self.assertEqual(first["problems"], [])
+        self.assertEqual(first.unparsed, [USERS])
+        self.assertEqual(first.problems, [])
 
         def no_spatch(*args):
             raise AssertionError("spatch ran again")
         with mock.patch.object(evidence, "_spatch", no_spatch):
             again = evidence.collect(self.root, 1, followed, folder)
-        self.assertEqual(again["unparsed"], [USERS])
+        self.assertEqual(again.unparsed, [USERS])
 
     def test_what_spatch_says_of_its_files_is_no_problem(self):
         # 6.1's make classify: a chunk with lib/error-inject.c in it.

@@ -56,6 +56,20 @@ class RecordTest(unittest.TestCase):
                          ["directory", "classification", "files_searched"])
         self.assertEqual(records.ConvertReport.from_json(data), report)
 
+    def test_evidence_is_kept_and_read_back_whole(self):
+        found = records.Evidence(
+            records=[{"kind": "head", "file": "a.c", "line": 3,
+                      "declared": "atomic"}], problems=[], unparsed=[],
+            files={"api": 1, "callers": 0}, wrappers=[], not_followed=[])
+        self.assertNotIn("stamp", found.to_json())
+        found.seconds, found.stamp = 1.0, {"commit": "c0"}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "evidence.json")
+            output.write_json(path, found)
+            with open(path, encoding="utf-8") as f:
+                self.assertEqual(records.Evidence.from_json(json.load(f)),
+                                 found)
+
     def test_an_unknown_field_is_refused(self):
         data = convert_report().to_json()
         data["chains"] = 3

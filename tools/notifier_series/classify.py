@@ -11,8 +11,9 @@ import time
 from collections import Counter
 
 from . import (callgraph, chains, classification, evidence, gate, memo,
-               output, paths, rulechecks, runtime, tree)
+               output, paths, records, rulechecks, runtime, tree)
 from .progress import Error, Step, say
+from .records import Evidence
 
 FOLDER = classification.FOLDER
 SEED = os.path.join(FOLDER, "seed-2005.yaml")
@@ -176,17 +177,18 @@ def collect(kernel_tree, source, jobs, what):
         started = time.monotonic()
         folder = tree.cache(kernel_tree, "evidence-tree")
         key = evidence_key(source)
-        found = memo.get(folder, key) if key else None
-        if found is not None:
+        kept = memo.get(folder, key) if key else None
+        if kept is not None:
             say("    the evidence of the same checkout and code, "
                 "from the cache")
-            found["seconds"] = round(time.monotonic() - started, 1)
+            found = Evidence.from_json(kept)
+            found.seconds = round(time.monotonic() - started, 1)
             return found
         found = evidence.collect(source, jobs, chains.followed_in(source),
                                  evidence_cache(kernel_tree))
-        found["seconds"] = round(time.monotonic() - started, 1)
-        if key and not found["problems"]:
-            memo.put(folder, key, found)
+        found.seconds = round(time.monotonic() - started, 1)
+        if key and not found.problems:
+            memo.put(folder, key, found.to_json())
     return found
 
 
@@ -210,12 +212,13 @@ def evidence_key(source):
 
 def evidence_stamp(source):
     """What out/<kver>/evidence.json depends on: the checkout, the
-    semantic patch and the code that collects it (evidence.py, and
-    chains.py, which picks the wrappers whose calls are followed)."""
+    semantic patch and the code that collects it (evidence.py, chains.py,
+    which picks the wrappers whose calls are followed, and records.py,
+    which gives its form)."""
     return {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
             "smpl": tree.sha256(evidence.SMPL),
             "collector": {os.path.basename(m.__file__): tree.sha256(m.__file__)
-                          for m in (evidence, chains)}}
+                          for m in (evidence, chains, records)}}
 
 
 def analyse(kver, *, work, jobs, out, reuse=False, entries=None,
@@ -235,32 +238,31 @@ def analyse(kver, *, work, jobs, out, reuse=False, entries=None,
     found = None
     if reuse and os.path.exists(cached):
         with open(cached, encoding="utf-8") as f:
-            found = json.load(f)
-        if found.get("stamp") != stamp:
-            found = None
-        else:
+            kept = json.load(f)
+        if kept.get("stamp") == stamp:
+            found = Evidence.from_json(kept)
             say(f"    reusing {cached}")
     if not found:
         found = collect(kernel_tree, source, jobs,
                         f"Linux {kernel_tree.version}")
-        found["stamp"] = stamp
+        found.stamp = stamp
         os.makedirs(folder, exist_ok=True)
         output.write_json(cached, found)
     facts = {"kernel": kernel_tree.version,
              "package": kernel_tree.record["package"],
-             "evidence_seconds": found["seconds"],
-             "files": found["files"], "wrappers": len(found["wrappers"]),
-             "not_followed": found["not_followed"],
-             "spatch_problems": found["problems"],
-             "spatch_unparsed": found["unparsed"]}
+             "evidence_seconds": found.seconds,
+             "files": found.files, "wrappers": len(found.wrappers),
+             "not_followed": found.not_followed,
+             "spatch_problems": found.problems,
+             "spatch_unparsed": found.unparsed}
     facts["callgraph"] = figures
-    model = chains.Model(found["records"], source, graph.heads,
+    model = chains.Model(found.records, source, graph.heads,
                         graph.is_static)
     model.depth = depth
     if entries is None and os.path.exists(yaml_path(kver)):
         _, entries = classification.load(yaml_path(kver))
     figures.update(attach_evidence(model, graph, entries or [], depth))
-    mark_unparsed(model, source, found["unparsed"], found["wrappers"])
+    mark_unparsed(model, source, found.unparsed, found.wrappers)
     return model, facts
 
 
@@ -385,14 +387,14 @@ def violation_gate(kver, work, jobs, model, entries):
             graph, _ = build_graph(kernel_tree, source, jobs,
                                    f"Linux {kernel_tree.version} with "
                                    f"{len(fixes)} fixes")
-        fixed = chains.Model(found["records"], source, graph.heads,
+        fixed = chains.Model(found.records, source, graph.heads,
                             graph.is_static)
         attach_evidence(fixed, graph, entries,
                         getattr(model, "depth", callgraph.DEPTH))
         del graph
         items, unused = gate.judge(before, violations_of(fixed, entries),
                                    entries, fixes,
-                                   site_seen(fixed, found["problems"]))
+                                   site_seen(fixed, found.problems))
     gate.report(items)
     path = os.path.relpath(yaml_path(kver), tree.REPO)
     problems = [f"{path}:{w.line}: the waiver of {w['rule']} at "

@@ -12,6 +12,7 @@ import time
 
 from . import chain_api, output, tree
 from .progress import Error, say
+from .records import Evidence
 from .tree import REPO
 
 SMPL = os.path.join(REPO, "cocci", "notifier_evidence.cocci")
@@ -282,7 +283,7 @@ def dedupe(records):
 
 
 def collect(tree_path, jobs, followed, cache_folder=None):
-    """All the records of a tree.  `followed(records)` names the functions
+    """The Evidence of a tree.  `followed(records)` names the functions
     whose callers the second pass must look at: the chains' wrappers.
     With `cache_folder`, spatch's records are kept there (see Cache)."""
     cache = Cache(cache_folder, tree_path, spatch_env()) \
@@ -317,7 +318,7 @@ def collect(tree_path, jobs, followed, cache_folder=None):
         records += more
         problems += bad
         partly += part
-    return {"records": dedupe(records), "problems": problems,
-            "unparsed": sorted(set(partly)),
-            "files": {"api": len(first), "callers": len(files)},
-            "wrappers": sorted(wrappers), "not_followed": skipped}
+    return Evidence(records=dedupe(records), problems=problems,
+                    unparsed=sorted(set(partly)),
+                    files={"api": len(first), "callers": len(files)},
+                    wrappers=sorted(wrappers), not_followed=skipped)

@@ -98,3 +98,20 @@ class BootResult(Record):
     qemu_status: int = LATER
     kernel_release: str = LATER
     proof: list = LATER
+
+
+@dataclasses.dataclass
+class Evidence(Record):
+    """What spatch found in a checkout (evidence.collect()): the records of
+    cocci/notifier_evidence.cocci, spatch's problems, the files it parsed
+    only in part, how many files each pass read, the wrappers whose
+    callers it followed and those it did not; classify adds how long it
+    took and what made it."""
+    records: list
+    problems: list
+    unparsed: list
+    files: dict
+    wrappers: list
+    not_followed: list
+    seconds: float = LATER
+    stamp: dict = LATER
