@@ -11,6 +11,7 @@ import unittest
 from tests.fake_kernel import IDENT, git as fake_git, make_tarball
 from notifier_series import output, series, split, tree
 from notifier_series.classification import Entry
+from notifier_series.records import LATER, SeriesReport
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -129,7 +130,9 @@ class MessageTest(unittest.TestCase):
 class BisectRecordTest(unittest.TestCase):
     """make bisect writes a record of its own (out/<kver>/bisect.json);
     the series quotes the record of its own patches, and no other."""
-    REPORT = {"patches": 2, "patch_ids": ["a", "b"], "applies": True,
+    REPORT = {"kernel": "6.1.192", "subsystem_patches": 1, "conversion": {},
+              "locks_removed": [], "unregister_added": [],
+              "patches": 2, "patch_ids": ["a", "b"], "applies": True,
               "b4_applies": True,
               "checkpatch": {"errors": 0, "warnings": 0, "checks": 0},
               "checkpatch_errors": 0, "typed_api_left": [],
@@ -150,8 +153,8 @@ class BisectRecordTest(unittest.TestCase):
         os.makedirs(os.path.join(self.out, "6.1"), exist_ok=True)
         output.write_json(os.path.join(self.out, "6.1", "bisect.json"),
                           record)
-        report = dict(self.REPORT, bisect=series.last_bisect(
-            self.out, "6.1", self.REPORT["patch_ids"]) or {"patches": 2})
+        report = SeriesReport(**dict(self.REPORT, bisect=series.last_bisect(
+            self.out, "6.1", self.REPORT["patch_ids"]) or {"patches": 2}))
         return " ".join(series.summary_lines(report)), series.green(report)
 
     def test_a_run_of_the_same_patches_is_quoted(self):
@@ -199,21 +202,22 @@ class RemovalTest(unittest.TestCase):
 
 class GreenTest(unittest.TestCase):
     def test_an_open_violation_is_not_green(self):
-        report = dict(BisectRecordTest.REPORT)
+        report = SeriesReport(**BisectRecordTest.REPORT)
         self.assertTrue(series.green(report))
-        report["violations"] = dict(report["violations"], open=1)
+        report.violations = dict(report.violations, open=1)
         self.assertFalse(series.green(report))
         self.assertIn("1 open", series.summary_lines(report)[0])
 
     def test_b4_messages_that_do_not_apply_are_not_green(self):
-        report = dict(BisectRecordTest.REPORT, b4_applies=False)
+        report = SeriesReport(**dict(BisectRecordTest.REPORT,
+                                     b4_applies=False))
         self.assertFalse(series.green(report))
-        del report["b4_applies"]        # a report of before the b4 branch
-        self.assertFalse(series.green(report))
+        report.b4_applies = LATER       # not yet known
+        self.assertIs(series.green(report), False)
 
     def test_a_path_awaiting_triage_is_not_green(self):
-        report = dict(BisectRecordTest.REPORT)
-        report["violations"] = dict(report["violations"], candidate=1)
+        report = SeriesReport(**BisectRecordTest.REPORT)
+        report.violations = dict(report.violations, candidate=1)
         self.assertFalse(series.green(report))
 
 

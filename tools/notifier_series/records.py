@@ -115,3 +115,37 @@ class Evidence(Record):
     not_followed: list
     seconds: float = LATER
     stamp: dict = LATER
+
+
+@dataclasses.dataclass(kw_only=True)
+class SeriesReport(Record):
+    """What series.run() made and what each check found, in the order it
+    finds them: the patches and the gate's verdicts, what the conversion
+    did, checkpatch and the application to the pristine tree, the
+    compile-test, the bisect record of these patches, the boot test, the
+    comparison with the series before, and whether it is all green."""
+    kernel: str
+    patches: int
+    subsystem_patches: int
+    violations: dict
+    conversion: dict
+    locks_removed: list
+    unregister_added: list
+    checkpatch: dict = LATER
+    typed_api_left: list = LATER
+    checkpatch_errors: int = LATER
+    applies: bool = LATER
+    applies_why: str = LATER
+    compile_test: dict = LATER
+    patch_ids: list = LATER
+    bisect: dict = LATER
+    boot_test: dict = LATER
+    since: dict = LATER
+    port: dict = LATER
+    summary: list = LATER
+    revision: int = LATER
+    change_id: str = LATER
+    b4_applies: bool = LATER
+    b4_applies_why: str = LATER
+    green: bool = LATER
+    seconds: float = LATER

@@ -6,6 +6,7 @@ moves on when its patches change (mail.py), and for a newer version the
 port report of the older one's series (port.py)."""
 
 import concurrent.futures
+import dataclasses
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from . import (bench, boottest, checkpatch, classification, classify,
 from .patches import SERIES_BRANCH as BRANCH, commit_ids, \
     core_patches as patches_of_core, patch_text, scratch_apply
 from .progress import Error, Step, say
+from .records import SeriesReport
 
 # The classification a revision was made from, beside its patches.
 CLASSIFICATION = "classification.yaml"
@@ -476,9 +478,9 @@ def since(kver, entries):
 
 
 def summary_lines(report):
-    cp, ct, boot, bisect = (report["checkpatch"], report["compile_test"],
-                            report["boot_test"], report["bisect"])
-    v = report["violations"]
+    cp, ct, boot, bisect = (report.checkpatch, report.compile_test,
+                            report.boot_test, report.bisect)
+    v = report.violations
     return [
         f"rule violations of the tree: {v['found']} found, {v['fixed']} "
         f"fixed before the core patch, {v['waived']} waived, "
@@ -486,12 +488,12 @@ def summary_lines(report):
         "triage, "
         f"{v['open']} open",
         f"checkpatch.pl --strict: {cp['errors']} errors, {cp['warnings']} "
-        f"warnings, {cp['checks']} checks in {report['patches']} patches",
+        f"warnings, {cp['checks']} checks in {report.patches} patches",
         f"typed API uses left in *.c, *.h and *.S after the removal: "
-        f"{len(report['typed_api_left'])}",
+        f"{len(report.typed_api_left)}",
         "the patches applied in order to the pristine tree (git apply): "
-        + ("they give the series' tree" if report["applies"]
-           else "FAILS: " + report["applies_why"]),
+        + ("they give the series' tree" if report.applies
+           else "FAILS: " + report.applies_why),
         "compile-test: not run (--no-compile-test)" if ct.get("skipped")
         else "compile-test (allmodconfig, one object per file, "
         + ("x86_64 and the cross compilers"
@@ -512,18 +514,18 @@ def summary_lines(report):
             f"{kind} {run['verdict']}"
             for kind, run in (boot.get("torture") or {}).items())
             or "not run"),
-        *([f"port report of the {report['port']['from']} series: not "
-           f"written: {report['port']['not_written']}"]
-          if (report.get("port") or {}).get("not_written") else
-          [f"port report of the {report['port']['from']} series: "
-           f"{report['port']['carried']}/{report['port']['patches']} "
+        *([f"port report of the {report.port['from']} series: not "
+           f"written: {report.port['not_written']}"]
+          if (report.port or {}).get("not_written") else
+          [f"port report of the {report.port['from']} series: "
+           f"{report.port['carried']}/{report.port['patches']} "
            "patches carried (port-report.txt)"]
-          if report.get("port") else []),
-        *([f"since the {report['since']['from']} series: "
-           f"{len(report['since']['appeared'])} chains appeared, "
-           f"{len(report['since']['vanished'])} vanished, "
-           f"{len(report['since']['changed_class'])} changed class"]
-          if report.get("since") else []),
+          if report.port else []),
+        *([f"since the {report.since['from']} series: "
+           f"{len(report.since['appeared'])} chains appeared, "
+           f"{len(report.since['vanished'])} vanished, "
+           f"{len(report.since['changed_class'])} changed class"]
+          if report.since else []),
         "bisectability (the boot-test config built after every patch): "
         + (f"{bisect['built']}/{bisect['patches']} patches build"
            + (f" ({bisect['patches'] - len(bisect['unchanged'])} built, "
@@ -536,14 +538,15 @@ def summary_lines(report):
 
 
 def green(report):
-    ct = report["compile_test"]
-    return (report["checkpatch_errors"] == 0 and report["applies"] and
-            report.get("b4_applies") and report["violations"]["open"] == 0 and
-            report["violations"].get("candidate", 0) == 0 and
-            not report["typed_api_left"] and
-            not ct["failed"] and report["boot_test"].get("outcome") == "pass"
-            and (not report["bisect"].get("when") or
-                 report["bisect"]["built"] == report["bisect"]["patches"]))
+    ct = report.compile_test
+    return bool(
+        report.checkpatch_errors == 0 and report.applies and
+        report.b4_applies and report.violations["open"] == 0 and
+        report.violations.get("candidate", 0) == 0 and
+        not report.typed_api_left and
+        not ct["failed"] and report.boot_test.get("outcome") == "pass"
+        and (not report.bisect.get("when") or
+             report.bisect["built"] == report.bisect["patches"]))
 
 
 def last_bisect(out, kver, patch_ids):
@@ -590,32 +593,33 @@ def run(kver, *, work=None, out=None, jobs=None, timeout=600, compile=True,
     cover = os.path.join(stage, names[0])
     everyone = _address(kernel_tree, files, jobs)
     report = _report(kernel_tree, files, groups, items, conversion)
-    report.update(_patch_checks(kernel_tree, stage, files, jobs))
-    report["compile_test"] = _compile_test(
+    report = dataclasses.replace(
+        report, **_patch_checks(kernel_tree, stage, files, jobs))
+    report.compile_test = _compile_test(
         kver, kernel_tree, stage, distcc.build_jobs(given_jobs), arches) \
         if compile else {"compiled": 0, "touched": 0, "x86_compiled": 0,
                          "x86_touched": 0, "failed": [], "not_compiled": [],
                          "skipped": True}
     ids = commit_ids(git, tree.PRISTINE, BRANCH)
-    report["patch_ids"] = ids
-    report["bisect"] = last_bisect(out, kver, ids) or {"patches": len(ids)}
-    report["boot_test"] = _boot_test(kver, work, out, timeout, given_jobs,
+    report.patch_ids = ids
+    report.bisect = last_bisect(out, kver, ids) or {"patches": len(ids)}
+    report.boot_test = _boot_test(kver, work, out, timeout, given_jobs,
                                      files[len(patches_of_core(kver)):])
-    report["since"] = since(kver, entries)
-    if report["since"]:
-        with Step(f"port report of the {report['since']['from']} series"):
-            report["port"] = port.write(kver, report["since"]["from"], git,
+    report.since = since(kver, entries)
+    if report.since:
+        with Step(f"port report of the {report.since['from']} series"):
+            report.port = port.write(kver, report.since["from"], git,
                                         out, stage, entries)
-    report["summary"] = summary_lines(report)
+    report.summary = summary_lines(report)
     rev = mail.revision(git, kver, mail.patches_of(git, tree.PRISTINE,
                                                    BRANCH))
-    report["revision"], report["change_id"] = rev.number, rev.change_id
+    report.revision, report.change_id = rev.number, rev.change_id
     # The classification as this run read it, kept beside the patches.
     with open(os.path.join(stage, CLASSIFICATION), "w",
               encoding="utf-8") as f:
         f.write(yaml_text)
     body = _write_cover(cover, kver, kernel_tree.version, entries, groups,
-                        report["summary"], files, items,
+                        report.summary, files, items,
                         classify.rule_findings(kver, out, kernel_tree),
                         conversion.locks_removed,
                         conversion.unregister_added,
@@ -624,31 +628,31 @@ def run(kver, *, work=None, out=None, jobs=None, timeout=600, compile=True,
                                     tree.git(git, "rev-parse",
                                              BRANCH + "^{tree}").strip()),
                         _changes(git, kver, rev, out, stage, entries,
-                                 report["summary"]))
+                                 report.summary))
     mail.enroll(git, kver, rev, BRANCH, body, *everyone)
     sent = mail.send(git, os.path.join(stage, "b4"))
-    report["b4_applies"], report["b4_applies_why"] = applies(
+    report.b4_applies, report.b4_applies_why = applies(
         git, sent[1:], tree.cache(kernel_tree, "apply"))
-    report["green"] = green(report)
-    report["seconds"] = round(time.monotonic() - start, 1)
+    report.green = green(report)
+    report.seconds = round(time.monotonic() - start, 1)
     archive(out, kver, rev)
     output.publish(stage, folder, "report.json", report)
     _say(kver, kernel_tree, folder, report, rev)
-    return 0 if report["green"] else 1
+    return 0 if report.green else 1
 
 
 def _report(kernel_tree, files, groups, items, conversion):
     """The report's first fields: the patches, the gate's verdicts and
     what the conversion did."""
-    return {"kernel": kernel_tree.version, "patches": len(files),
-            "subsystem_patches": len(groups),
-            "violations": gate.summary(items),
-            "conversion": {k: getattr(conversion, k) for k in (
-                "chains_converted", "files_changed", "converted_by_text",
-                "unconverted", "init_unresolved", "typed_api_left",
-                "second_run_files_changed")},
-            "locks_removed": conversion.locks_removed,
-            "unregister_added": conversion.unregister_added}
+    return SeriesReport(
+        kernel=kernel_tree.version, patches=len(files),
+        subsystem_patches=len(groups), violations=gate.summary(items),
+        conversion={k: getattr(conversion, k) for k in (
+            "chains_converted", "files_changed", "converted_by_text",
+            "unconverted", "init_unresolved", "typed_api_left",
+            "second_run_files_changed")},
+        locks_removed=conversion.locks_removed,
+        unregister_added=conversion.unregister_added)
 
 
 def _classification_text(kver):
@@ -733,16 +737,16 @@ def _boot_test(kver, work, out, timeout, jobs, extra):
 
 
 def _say(kver, kernel_tree, folder, report, rev):
-    say(f"Series of Linux {kernel_tree.version}: {report['patches']} "
+    say(f"Series of Linux {kernel_tree.version}: {report.patches} "
         f"patches in {folder}")
-    for line in report["summary"]:
+    for line in report.summary:
         say("  " + line)
     say(f"  b4 branch {mail.branch(kver)}, v{rev.number}; b4 send -o's "
         "messages on the pristine tree: " + (
-            "apply and give the series' tree" if report["b4_applies"]
-            else "FAIL: " + report["b4_applies_why"]))
-    say(f"  {'all checks green' if report['green'] else 'NOT GREEN'}; "
-        f"{report['seconds']:.0f}s")
+            "apply and give the series' tree" if report.b4_applies
+            else "FAIL: " + report.b4_applies_why))
+    say(f"  {'all checks green' if report.green else 'NOT GREEN'}; "
+        f"{report.seconds:.0f}s")
 
 
 def _published(folder, change_id):
