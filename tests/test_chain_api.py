@@ -7,7 +7,7 @@ import os
 import re
 import unittest
 
-from notifier_series import chain_api, convert, evidence
+from notifier_series import chain_api, convert, evidence, rulechecks
 from notifier_series.chain_api import BARE_OPS, CONVERTED, KINDS, OPS
 from notifier_series.tree import REPO
 
@@ -85,7 +85,34 @@ def smpl_regexes():
     return found
 
 
+LISTED = re.compile(r"^identifier (\w+) = \{(.*)\};$")
+
+
+def smpl_lists():
+    """(file:line, names) of the semantic patches' identifier lists that
+    name the API."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(REPO, "cocci", "*.cocci"))):
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                m = LISTED.match(line.strip())
+                if m and "notifier" in m.group(2):
+                    found.append((f"{os.path.relpath(path, REPO)}:{number}",
+                                  [n.strip() for n in m.group(2).split(",")]))
+    return found
+
+
 class SmplTest(unittest.TestCase):
+    def test_each_listed_name_is_one_of_the_api(self):
+        lists = smpl_lists()
+        self.assertTrue(lists)
+        known = names() - set(chain_api.typed((UNKNOWN_KIND,))) - {
+            n for n in names() if n.endswith(UNKNOWN_OP)}
+        for where, listed in lists:
+            for name in listed:
+                self.assertIn(name, known, f"{where}: {name} is not a name "
+                              "of the chain API (chain_api.py)")
+
     def test_each_regex_matches_a_set_made_from_chain_api(self):
         regexes = smpl_regexes()
         self.assertGreater(len(regexes), 20)
@@ -132,6 +159,20 @@ class ToolRegexTest(unittest.TestCase):
             for pattern, repl in convert.RENAMES:
                 new = pattern.sub(repl, new)
             self.assertEqual(new, "notifier_" + op)
+
+    def test_rule_check_prefilters(self):
+        # Prefixes: a file naming any of them is parsed.
+        locked = ("atomic", "blocking", "srcu")     # not raw chains
+        for pattern, prefixes in (
+                (rulechecks.REGISTER,
+                 [f"{k}_notifier_chain_register" for k in KINDS]
+                 + ["notifier_chain_register"]),
+                (rulechecks.CHECKS[0].grep[0][0],
+                 [f"{k}_notifier_{op}" for k in locked for op in BARE_OPS]
+                 + [f"notifier_{op}" for op in BARE_OPS])):
+            self.assertEqual({n for n in names() if re.search(pattern, n)},
+                             {n for n in names()
+                              if n.startswith(tuple(prefixes))}, pattern)
 
     def test_text_head(self):
         for k in KINDS:

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
 
-from . import evidence, output, tree
+from . import chain_api, evidence, output, tree
 from .progress import Error, Step, run_logged, say, tail
 
 COCCI = os.path.join(tree.REPO, "cocci")
@@ -48,12 +48,16 @@ def _same_list(text):
                 or set(LINK.findall(text)) & set(BARE.findall(text)))
 
 
-REGISTER = r"\b((atomic|blocking|raw|srcu)_)?notifier_chain_register"
+REGISTER = (rf"\b(({chain_api.alternation(chain_api.KINDS)})_)?"
+            r"notifier_chain_register")
+# The chains whose locks the 3/7 check looks at: a raw chain's lock is
+# its only protection.
+_LOCKED = chain_api.alternation(k for k in chain_api.KINDS if k != "raw")
 CHECKS = (
     Check("redundant-lock", "notifier_redundant_lock.cocci", "3/7",
           "locks that guard nothing but chain operations",
-          ((r"\b((atomic|blocking|srcu)_)?notifier_(chain_(un)?register|"
-            r"call_chain)",),)),
+          ((rf"\b(({_LOCKED})_)?notifier_"
+            rf"({chain_api.alternation(chain_api.BARE_OPS)})",),)),
     Check("register-without-unregister",
           "notifier_register_without_unregister.cocci", "4/7",
           "chains registered on and never unregistered from",
