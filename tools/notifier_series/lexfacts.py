@@ -198,102 +198,134 @@ def _macro(text, line):
 
 def facts(text):
     """The facts of one file's text, a dict (see the module's doc)."""
-    toks = tokens(text)
-    funcs, macros, fptrs, members, heads, inc_c = [], [], [], [], [], []
-    toplevel = []          # DECLARE_WORK(w, fn); module_init(fn); ...
-    depth, decl, n = 0, [], len(toks)
-    func = None            # [name, line, static, params, events, gfp]
-    events = None
-    types = {}             # variable -> struct, in the current function
-    stack = []             # per open brace: ("fn"|"struct"|"init"|"block",
-    #                        struct name or None)
-    stmt, last_stmt = [], None
-    i = 0
-    while i < n:
-        kind, v, line = toks[i]
-        if kind == "pp":
-            m = INCLUDE_C.match(v.lstrip())
-            if m:
-                inc_c.append(m.group(1))
-            elif "(" in v and "define" in v:
-                mac = _macro(v, line)
-                if mac and mac[3]:
-                    macros.append(mac)
-            i += 1
-            continue
-        top = stack[-1] if stack else None
-        if v == "{":
-            if top and top[0] == "init":
-                stack.append(("init", None if stmt[-1:] == ["="]
-                              else top[1]))
-            elif stmt[-1:] == ["="]:
-                stack.append(("init", _struct_of(stmt)))
-            elif func is None:
-                what = _opening(decl, stmt, top)
-                if what[0] == "fn":
-                    name, static, params, ptypes, gfp = what[1:]
-                    events = []
-                    func = [name, line, static, params, events, gfp]
-                    funcs.append(func)
-                    types = dict(ptypes)
-                    stack.append(("fn", None))
-                else:
-                    stack.append(what)
+    return _Scan(tokens(text)).run()
+
+
+class _Scan:
+    """facts() of a file's tokens: where the walk is, and what it found."""
+
+    def __init__(self, toks):
+        self.toks = toks
+        self.funcs, self.macros, self.fptrs = [], [], []
+        self.members, self.heads, self.inc_c = [], [], []
+        self.toplevel = []     # DECLARE_WORK(w, fn); module_init(fn); ...
+        self.depth, self.decl = 0, []
+        self.func = None       # [name, line, static, params, events, gfp]
+        self.events = None
+        self.types = {}        # variable -> struct, in the current function
+        self.stack = []        # per open brace: ("fn"|"struct"|"init"|
+        #                        "block", struct name or None)
+        self.stmt, self.last_stmt = [], None
+
+    def run(self):
+        toks, i = self.toks, 0
+        while i < len(toks):
+            kind, v, line = toks[i]
+            if kind == "pp":
+                self._directive(v, line)
+            elif v == "{":
+                self._open(line)
+            elif v == "}":
+                self._close(i)
+            elif v == ";":
+                self._end(line)
             else:
-                stack.append(("block", None))
-                events.append((OPEN, stmt[:1] == ["else"]))
-            depth += 1
-            decl, stmt = [], []
-        elif v == "}":
-            depth -= 1
-            frame = stack.pop() if stack else ("block", None)
-            if func is not None:
-                if frame[0] == "fn":
-                    func, events, types = None, None, {}
-                elif frame[0] == "block":
-                    jumped = last_stmt in JUMPS and toks[i - 1][1] == ";"
-                    events.append((JUMP,) if jumped else (CLOSE,))
-            if frame[0] != "init":
-                decl, stmt = [], []
-            last_stmt = None
-            if depth < 0:
-                depth, stack = 0, []
-        elif v == ";":
-            if top and top[0] == "struct" and func is None:
-                _member(stmt, top[1], members, heads, line)
-            elif func is not None or not top:
-                _variable(stmt, types, heads, line,
-                          func[0] if func else None)
-            last_stmt = stmt[0] if stmt else None
-            if func is not None and last_stmt in ("return", "goto") \
-                    and top and top[0] in ("fn", "block"):
-                events.append((DEAD,))
-            stmt = []
-            if depth == 0:
-                decl = []
-        else:
-            if depth == 0:
-                decl.append(v)
-            stmt.append(v)
-            if kind == "id" and not stack and i + 1 < n \
-                    and toks[i + 1][1] == "(" and \
-                    (len(stmt) == 1 or stmt[:-1] == ["static"]):
-                toplevel.append((CALL, v, line, _args(toks, i + 1)[0],
-                                 False))
-            if kind == "id" and len(stmt) == 1 and func is not None \
-                    and i + 1 < n and toks[i + 1][1] == ":" \
-                    and v not in ("case", "default") \
-                    and top and top[0] in ("fn", "block"):
-                events.append((LABEL,))
-            if kind == "id":
-                i = _in_body(toks, i, func, events, types, stack, fptrs,
-                             stmt[0] in ("if", "else"))
+                i = self._word(i)
                 continue
-        i += 1
-    return {"funcs": funcs, "macros": macros, "fptrs": fptrs,
-            "members": members, "heads": heads, "inc_c": inc_c,
-            "toplevel": toplevel,
-            "unbalanced": depth != 0 or bool(stack)}
+            i += 1
+        return {"funcs": self.funcs, "macros": self.macros,
+                "fptrs": self.fptrs, "members": self.members,
+                "heads": self.heads, "inc_c": self.inc_c,
+                "toplevel": self.toplevel,
+                "unbalanced": self.depth != 0 or bool(self.stack)}
+
+    def _top(self):
+        return self.stack[-1] if self.stack else None
+
+    def _directive(self, v, line):
+        m = INCLUDE_C.match(v.lstrip())
+        if m:
+            self.inc_c.append(m.group(1))
+        elif "(" in v and "define" in v:
+            mac = _macro(v, line)
+            if mac and mac[3]:
+                self.macros.append(mac)
+
+    def _open(self, line):
+        top, stmt = self._top(), self.stmt
+        if top and top[0] == "init":
+            self.stack.append(("init", None if stmt[-1:] == ["="]
+                               else top[1]))
+        elif stmt[-1:] == ["="]:
+            self.stack.append(("init", _struct_of(stmt)))
+        elif self.func is None:
+            what = _opening(self.decl, stmt, top)
+            if what[0] == "fn":
+                name, static, params, ptypes, gfp = what[1:]
+                self.events = []
+                self.func = [name, line, static, params, self.events, gfp]
+                self.funcs.append(self.func)
+                self.types = dict(ptypes)
+                self.stack.append(("fn", None))
+            else:
+                self.stack.append(what)
+        else:
+            self.stack.append(("block", None))
+            self.events.append((OPEN, stmt[:1] == ["else"]))
+        self.depth += 1
+        self.decl, self.stmt = [], []
+
+    def _close(self, i):
+        self.depth -= 1
+        frame = self.stack.pop() if self.stack else ("block", None)
+        if self.func is not None:
+            if frame[0] == "fn":
+                self.func, self.events, self.types = None, None, {}
+            elif frame[0] == "block":
+                jumped = (self.last_stmt in JUMPS
+                          and self.toks[i - 1][1] == ";")
+                self.events.append((JUMP,) if jumped else (CLOSE,))
+        if frame[0] != "init":
+            self.decl, self.stmt = [], []
+        self.last_stmt = None
+        if self.depth < 0:
+            self.depth, self.stack = 0, []
+
+    def _end(self, line):
+        top, stmt, func = self._top(), self.stmt, self.func
+        if top and top[0] == "struct" and func is None:
+            _member(stmt, top[1], self.members, self.heads, line)
+        elif func is not None or not top:
+            _variable(stmt, self.types, self.heads, line,
+                      func[0] if func else None)
+        self.last_stmt = stmt[0] if stmt else None
+        if func is not None and self.last_stmt in ("return", "goto") \
+                and top and top[0] in ("fn", "block"):
+            self.events.append((DEAD,))
+        self.stmt = []
+        if self.depth == 0:
+            self.decl = []
+
+    def _word(self, i):
+        """Takes the word or punctuation at `i`; the index of the next."""
+        toks, stmt, top = self.toks, self.stmt, self._top()
+        kind, v, line = toks[i]
+        if self.depth == 0:
+            self.decl.append(v)
+        stmt.append(v)
+        if kind != "id":
+            return i + 1
+        before = toks[i + 1][1] if i + 1 < len(toks) else None
+        if not self.stack and before == "(" and \
+                (len(stmt) == 1 or stmt[:-1] == ["static"]):
+            self.toplevel.append((CALL, v, line, _args(toks, i + 1)[0],
+                                  False))
+        if len(stmt) == 1 and self.func is not None and before == ":" \
+                and v not in ("case", "default") \
+                and top and top[0] in ("fn", "block"):
+            self.events.append((LABEL,))
+        return _in_body(toks, i, self.func, self.events, self.types,
+                        self.stack, self.fptrs, stmt[0] in ("if", "else"))
 
 
 def _struct_of(stmt):
