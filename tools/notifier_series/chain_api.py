@@ -1,10 +1,11 @@
 """The names of the notifier chain API, written once: the kinds of head,
 the operations every kind has (`<kind>_notifier_<op>`, and `notifier_<op>`
 for the 2005 API and the core patch's), and the kinds the conversion
-replaces.  The regular expressions of chains.py, convert.py and
-evidence.py, and the renames of cocci/notifier_convert.cocci, are made
-from them; tests/test_convert.py checks the semantic patches' own
-regular expressions against them."""
+replaces.  The regular expressions of the tools that name the API
+(chains.py, convert.py, evidence.py, headcost.py, lexfacts.py,
+rulechecks.py) and the renames of cocci/notifier_convert.cocci are made
+from them; tests/test_chain_api.py checks the semantic patches' own
+regular expressions and identifier lists against them."""
 
 KINDS = ("atomic", "blocking", "raw", "srcu")
 # The typed API that the series converts and then removes.

@@ -16,7 +16,8 @@ from . import chain_api, paths
 API = re.compile(rf"^(?:({chain_api.alternation(chain_api.KINDS)})_notifier_|"
                  rf"notifier_)({chain_api.alternation(chain_api.OPS)})$")
 OPS = chain_api.OPS
-MACRO = re.compile(r"\b(ATOMIC|BLOCKING|RAW|SRCU)_NOTIFIER_HEAD")
+MACRO = re.compile(
+    rf"\b({chain_api.alternation(chain_api.KINDS).upper()})_NOTIFIER_HEAD")
 
 # How a function given to these is called: (api, argument index) -> context
 CALLBACKS = {
@@ -234,7 +235,8 @@ class Model:
     def _member(self, member, site):
         typed = self._types.get((site["file"], site["line"]))
         if typed and typed["member"] == member and re.fullmatch(
-                r"struct (atomic|blocking|raw|srcu)_notifier_head( \*)?",
+                rf"struct ({chain_api.alternation(chain_api.KINDS)})"
+                r"_notifier_head( \*)?",
                 typed["struct"]):
             return (f"the list of a {typed['struct'].rstrip(' *')} the "
                     "function is given: the chain API itself")

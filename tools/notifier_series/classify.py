@@ -170,7 +170,7 @@ def attach_evidence(model, graph, entries, depth):
 
 
 def collect(kernel_tree, source, jobs, what):
-    """The evidence records of the checkout `source`: kept whole for a
+    """The Evidence of the checkout `source`: kept whole for a
     checkout without local changes (evidence_key()), else collected with
     spatch's results cached by content."""
     with Step(f"collecting the evidence of {what} (spatch)"):

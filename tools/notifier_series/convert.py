@@ -27,6 +27,9 @@ UNREGISTER_SMPL = os.path.join(REPO, "cocci",
 MACROS = os.path.join(REPO, "cocci", "notifier_macros.h")
 # The typed API that the conversion replaces.
 _CONVERTED = chain_api.alternation(chain_api.CONVERTED)
+# The kinds that the series leaves as they are.
+_LEFT = "|".join(k + "_" for k in chain_api.KINDS
+                 if k not in chain_api.CONVERTED)
 TYPED = re.compile(
     rf"\b(({_CONVERTED})_notifier_("
     rf"{chain_api.alternation([*chain_api.OPS, 'head'])})|"
@@ -162,7 +165,9 @@ def unlisted_bare(directory, bare, path, api=None):
 # attribute (__init) and no raw or SRCU chain, which the series leaves.
 REGISTER_WRAPPER = re.compile(
     r"^int[ \t]+(\w+)\s*\(\s*struct\s+notifier_block\s*\*\s*(\w+)\s*\)\s*"
-    r"\{\s*return\s+(?!raw_|srcu_)\w*notifier_chain_register\w*\s*\(\s*&\s*"
+    r"\{\s*return\s+"
+    rf"(?!{_LEFT})"
+    r"\w*notifier_chain_register\w*\s*\(\s*&\s*"
     r"(\w+)\s*,\s*\2\s*\)\s*;\s*\}\s*EXPORT_SYMBOL(?:_GPL)?\s*\(\s*\1\s*\)"
     r"\s*;", re.M)
 # An unregistration, on one line or more: (head).
@@ -416,7 +421,7 @@ def run_spatch(directory, files, table, jobs, cache=None):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-TEXT_HEAD = re.compile(r"^((?:static\s+)?)(ATOMIC|BLOCKING)_NOTIFIER_HEAD"
+TEXT_HEAD = re.compile(rf"^((?:static\s+)?)({_CONVERTED.upper()})_NOTIFIER_HEAD"
                        r"\((\w+)\);")
 RENAMES = [
     (re.compile(rf"\b(?:{_CONVERTED})_notifier_("

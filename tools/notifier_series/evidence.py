@@ -18,8 +18,10 @@ from .tree import REPO
 SMPL = os.path.join(REPO, "cocci", "notifier_evidence.cocci")
 
 # Files worth parsing in the first pass: heads and uses of the chain API.
-API_FILES = (r"_notifier_head\b|NOTIFIER_HEAD|"
-             rf"_notifier_({chain_api.alternation(chain_api.OPS)})|"
+# Any kind's operation by its infix, not its name: a file that uses an
+# operation chain_api does not know yet is read too.
+API_FILES = (r"_notifier_head\b|NOTIFIER_HEAD|_notifier_chain_|"
+             r"_notifier_call_chain|"
              rf"\bnotifier_({chain_api.alternation(chain_api.BARE_OPS)})\b")
 # A function called from more files than this is not followed.
 MAX_CALLER_FILES = 150

@@ -12,8 +12,8 @@ import shlex
 import subprocess
 import tempfile
 
-from . import (arches, boottest, classification, classify, distcc, output,
-               patches, tree)
+from . import (arches, boottest, chain_api, classification, classify,
+               distcc, output, patches, tree)
 from .progress import Error, Step, say
 
 # The kinds a chain's head is declared with (classification.DECLARED).
@@ -28,7 +28,8 @@ OBJECT = "kernel/notifier.o"
 WRAPPERS = ("ccache", "distcc")
 VALUE = re.compile(r'"->(\w+) \$?(-?\d+) ')
 # An array of heads: its kind, its name and its dimension.
-ARRAY = re.compile(r"\b(atomic|blocking|raw|srcu)_notifier_head\s+(\w+)\s*"
+ARRAY = re.compile(rf"\b({chain_api.alternation(chain_api.KINDS)})"
+                   r"_notifier_head\s+(\w+)\s*"
                    r"\[([^]]+)\]")
 ARRAY_GREP = r"_notifier_head[[:space:]]+[[:alnum:]_]+[[:space:]]*\["
 # What opens a structure's body: "struct name" before its brace.

@@ -29,6 +29,8 @@ CALL events of "toplevel".
 
 import re
 
+from . import chain_api
+
 OPEN, CLOSE, JUMP, CALL, ICALL, GFP, DEAD, LABEL = range(8)
 VERSION = "8"           # bump when the facts change: the cache keys on it
 
@@ -67,7 +69,8 @@ DEFINERS = re.compile(r"^(?:COMPAT_)?SYSCALL_DEFINE\d$")
 SLEEPING_GFP = frozenset(("GFP_KERNEL", "GFP_KERNEL_ACCOUNT", "GFP_USER",
                           "GFP_HIGHUSER", "GFP_HIGHUSER_MOVABLE", "GFP_NOIO",
                           "GFP_NOFS"))
-HEAD_TYPE = re.compile(r"^(atomic|blocking|raw|srcu)_notifier_head$")
+HEAD_TYPE = re.compile(
+    rf"^({chain_api.alternation(chain_api.KINDS)})_notifier_head$")
 INCLUDE_C = re.compile(r'#\s*include\s+"([^"]+\.c)"')
 DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)\(([^)]*)\)", re.S)
 

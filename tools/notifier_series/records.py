@@ -14,6 +14,17 @@ class _Later:
     def __bool__(self):
         return False
 
+    # One LATER, whatever copies or unpickles it: to_json() tests for it
+    # by identity.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return "LATER"
+
 
 LATER = _Later()
 
