@@ -159,11 +159,18 @@ class ExitStatusTest(unittest.TestCase):
                     mock.patch("sys.stdout", new_callable=io.StringIO):
                 stage.return_value = mock.Mock(outcome="pass",
                                                spatch_problems=[])
-                cli.main(argv.split())
+                where = " --jobs 3" if module is cli.convert else \
+                    " --out /o --jobs 3"
+                cli.main(["--work", "/w"] + (argv + where).split())
                 self.assertEqual(stage.call_count, 1)
                 self.assertEqual(len(stage.call_args.args),
                                  2 if module in (cli.archboot, cli.convert)
                                  else 1)
+                given = stage.call_args.kwargs
+                self.assertEqual(given["jobs"], 3)
+                if module is not cli.convert:
+                    self.assertEqual((given["work"], given["out"]),
+                                     ("/w", "/o"))
 
     def test_a_usage_error_is_an_input_error(self):
         proc = self.cli("no-such-command")

@@ -1,5 +1,6 @@
 """records: the typed records' one JSON form."""
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -52,8 +53,14 @@ class RecordTest(unittest.TestCase):
             output.write_json(path, report)
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
-        self.assertEqual(list(data)[:3],
-                         ["directory", "classification", "files_searched"])
+        # convert's report.json as the dict of before the record wrote it.
+        self.assertEqual(list(data), [
+            "directory", "classification", "files_searched", "files_changed",
+            "chains_converted", "chains_excluded", "class_changed",
+            "unconverted", "converted_by_text", "comments_renamed",
+            "locks_removed", "locks_kept", "unregister_added",
+            "init_unresolved", "spatch_problems", "errors", "seconds",
+            "typed_api_left", "second_run_files_changed", "commit"])
         self.assertEqual(records.ConvertReport.from_json(data), report)
 
     def test_evidence_is_kept_and_read_back_whole(self):
@@ -69,6 +76,22 @@ class RecordTest(unittest.TestCase):
             with open(path, encoding="utf-8") as f:
                 self.assertEqual(records.Evidence.from_json(json.load(f)),
                                  found)
+
+    def test_series_and_evidence_keep_the_keys_of_their_dicts(self):
+        # The order in which series.run() and evidence.collect() filled
+        # their dicts before the records.
+        self.assertEqual([f.name for f in dataclasses.fields(
+            records.SeriesReport)], [
+            "kernel", "patches", "subsystem_patches", "violations",
+            "conversion", "locks_removed", "unregister_added", "checkpatch",
+            "typed_api_left", "checkpatch_errors", "applies", "applies_why",
+            "compile_test", "patch_ids", "bisect", "boot_test", "since",
+            "port", "summary", "revision", "change_id", "b4_applies",
+            "b4_applies_why", "green", "seconds"])
+        self.assertEqual([f.name for f in dataclasses.fields(
+            records.Evidence)], [
+            "records", "problems", "unparsed", "files", "wrappers",
+            "not_followed", "seconds", "stamp"])
 
     def test_an_unknown_field_is_refused(self):
         data = convert_report().to_json()
