@@ -29,7 +29,7 @@ SERIES_STEPS = (("conversion (spatch, twice)", r"^converting"),
                 ("compile-test", r"^compile-test|^compiling the"),
                 ("boot test build", r"^building Linux"),
                 ("boot test sparse", r"^sparse"),
-                ("boot test QEMU", r"^booting in QEMU"))
+                ("boot test QEMU", r"^booting in (QEMU|qemu-system-)"))
 
 
 def steps(output):
