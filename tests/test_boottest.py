@@ -1,5 +1,7 @@
 """The boot test's verdict and its reading of kunit.py's output."""
 
+import json
+import os
 import unittest
 from unittest import mock
 
@@ -117,15 +119,23 @@ class KtapTest(unittest.TestCase):
                       "expected subtest!", reasons)
 
     def test_leaves_of_kunit_json(self):
-        tree = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
-            {"name": "notifier", "test_cases": [
-                {"name": "robust_atomic_test", "status": "PASS"}],
-             "sub_groups": [
-                 {"name": "priority_order_test", "sub_groups": [],
-                  "test_cases": [{"name": "atomic", "status": "FAIL"}]}]}]}
-        self.assertEqual(dict(ktap.leaves(tree)), {
-            "notifier.robust_atomic_test": "PASS",
-            "notifier.priority_order_test.atomic": "FAIL"})
+        # kunit.py parse's JSON of the series' boot of Linux 6.1.192,
+        # recorded (out/6.1/series-boot/kunit.json at 385bca3).
+        with open(os.path.join(os.path.dirname(__file__), "fixtures",
+                               "kunit", "series-boot-6.1.json"),
+                  encoding="utf-8") as f:
+            found = dict(ktap.leaves(json.load(f)))
+        self.assertEqual(len(found), 34)
+        self.assertEqual(set(found.values()), {"PASS"})
+        self.assertEqual({n.split(".")[0] for n in found},
+                         set(boottest.SUITES))
+        # A parameterised test's cases are under its name.
+        self.assertIn("notifier.priority_order_test.blocking", found)
+        self.assertIn("notifier.robust_atomic_test", found)
+        self.assertNotIn("notifier.priority_order_test", found)
+        self.assertEqual(boottest.verdict(result(kunit={
+            "passed": 34, "failed": 0, "skipped": 0, "tests": found,
+            "parser_ok": True})), ("pass", []))
 
 
 class ChecksTest(unittest.TestCase):
