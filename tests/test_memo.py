@@ -12,7 +12,7 @@ import unittest.mock
 
 from tests import tools_path  # noqa: F401
 from tests.fake_kernel import IDENT, git
-from notifier_series import checkpatch, maintainers, memo, series, split
+from notifier_series import checkpatch, mail, maintainers, memo, split
 from notifier_series.progress import Error
 
 CHECKPATCH = """#!/bin/sh
@@ -108,19 +108,19 @@ class MemoTest(unittest.TestCase):
 
     def test_to_and_cc_of_a_patch_made_again(self):
         state = maintainers.state(self.tree)
-        to, cc = series.mail_headers(self.tree, self.patch(), self.cache,
+        to, cc = mail.mail_headers(self.tree, self.patch(), self.cache,
                                      state)
         self.assertEqual(to, ["Alice <alice@example.org>",
                               "Bob <bob@example.org>"])
         self.assertEqual(cc, ["list@vger.example.org"])
         self.assertEqual(self.calls("get_maintainer.calls"), 2)
-        self.assertEqual(series.mail_headers(
+        self.assertEqual(mail.mail_headers(
             self.tree, self.patch(date="Wed, 9 Dec 2026 00:00:00 +0000"),
             self.cache, maintainers.state(self.tree)), (to, cc))
         self.assertEqual(self.calls("get_maintainer.calls"), 2)
         with open(os.path.join(self.tree, "MAINTAINERS"), "a") as f:
             f.write("\nOTHER\nF:\tkernel/other.c\n")
-        series.mail_headers(self.tree, self.patch(), self.cache,
+        mail.mail_headers(self.tree, self.patch(), self.cache,
                             maintainers.state(self.tree))
         self.assertEqual(self.calls("get_maintainer.calls"), 4)
 
@@ -135,7 +135,7 @@ class MemoTest(unittest.TestCase):
         self.assertEqual(self.calls("checkpatch.calls"), 2)
         self.write("scripts/get_maintainer.pl", "exit 2;\n")
         with self.assertRaisesRegex(Error, "get_maintainer.pl failed"):
-            series.mail_headers(self.tree, self.patch(), self.cache,
+            mail.mail_headers(self.tree, self.patch(), self.cache,
                                 maintainers.state(self.tree))
 
     def test_sections_of_files(self):

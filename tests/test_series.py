@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from tests.fake_kernel import IDENT, git as fake_git, make_tarball
-from notifier_series import output, series, split, tree
+from notifier_series import classification, cover, mail, output, series, split, tree
 from notifier_series.classification import Entry
 from notifier_series.records import LATER, SeriesReport
 
@@ -230,7 +230,7 @@ class CoverLetterTest(unittest.TestCase):
     def letter(self, violations):
         entries = [{"chain": "x_chain", "defined": "drivers/x.c",
                     "declared": "atomic", "class": "atomic"}]
-        return series.cover_letter("6.1", "6.1.192", entries, [], [],
+        return cover.cover_letter("6.1", "6.1.192", entries, [], [],
                                    ["p1", "p2"], violations)
 
     def test_the_violations_and_their_fixes_are_listed(self):
@@ -259,7 +259,7 @@ class CoverLetterTest(unittest.TestCase):
         entries = [{"chain": "x_chain", "defined": "drivers/x.c",
                     "declared": "atomic", "class": "excluded",
                     "reason": "made raw by a fix"}]
-        text = series.cover_letter("6.1", "6.1.192", entries, [], [], [],
+        text = cover.cover_letter("6.1", "6.1.192", entries, [], [], [],
                                    [], rules, locks)
         flat = " ".join(text.split())
         self.assertIn("found, on the pristine tree: 3/7, locks guarding "
@@ -278,10 +278,10 @@ class CoverLetterTest(unittest.TestCase):
         self.assertNotIn("w.c:2", text)
         self.assertIn("x_chain (atomic)\n    made raw by a fix", text)
         empty = {name: [] for name in rules}
-        flat = " ".join(series.cover_letter(
+        flat = " ".join(cover.cover_letter(
             "6.1", "6.1.192", [], [], [], [], [], empty).split())
         self.assertNotIn("Left for their maintainers", flat)
-        flat = " ".join(series.cover_letter(
+        flat = " ".join(cover.cover_letter(
             "6.1", "6.1.192", [], [], [], [], [], None, locks).split())
         self.assertIn("have not run on this tree", flat)
         self.assertIn("The conversion removes 1 lock guarding", flat)
@@ -296,7 +296,7 @@ class CoverLetterTest(unittest.TestCase):
         added = [{"file": "w.c", "line": 9, "wrapper": "unregister_w_notifier",
                   "register": "register_w_notifier", "chain": "w_chain",
                   "headers": []}]
-        text = series.cover_letter("6.1", "6.1.192", [], [], [], [], [],
+        text = cover.cover_letter("6.1", "6.1.192", [], [], [], [], [],
                                    rules, (), added)
         flat = " ".join(text.split())
         self.assertIn("The conversion adds 1 unregister wrapper beside "
@@ -518,19 +518,18 @@ chains:
 
     def test_appeared_vanished_changed(self):
         from unittest import mock
-        from notifier_series import classification, classify
         folder = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, folder)
         for kver, text in (("9.1", self.OLD), ("9.2", self.NEW)):
             with open(os.path.join(folder, f"linux-{kver}.yaml"), "w",
                       encoding="utf-8") as f:
                 f.write(text)
-        with mock.patch.object(classify, "FOLDER", folder), \
-                mock.patch.object(classify, "yaml_path", lambda kver: os.path
+        with mock.patch.object(classification, "FOLDER", folder), \
+                mock.patch.object(classification, "yaml_path", lambda kver: os.path
                                   .join(folder, f"linux-{kver}.yaml")):
-            self.assertIsNone(series.since("9.1", []))
-            _, entries = classification.load(classify.yaml_path("9.2"))
-            found = series.since("9.2", entries)
+            self.assertIsNone(classification.since("9.1", []))
+            _, entries = classification.load(classification.yaml_path("9.2"))
+            found = classification.since("9.2", entries)
         self.assertEqual(found, {
             "from": "9.1",
             "appeared": ["n.c: new_chain (blocking)",
@@ -563,7 +562,7 @@ class AddHeadersTest(unittest.TestCase):
 
     def test_to_and_cc_before_the_subject(self):
         path = self.write()
-        series.add_headers(path, ["A <a@example.org>", "B <b@example.org>"],
+        mail.add_headers(path, ["A <a@example.org>", "B <b@example.org>"],
                            ["list@example.org"])
         self.assertEqual(self.read(path), self.PATCH.replace(
             b"Subject:", b"To: A <a@example.org>,\n    B <b@example.org>\n"
@@ -571,5 +570,5 @@ class AddHeadersTest(unittest.TestCase):
 
     def test_nobody_changes_nothing(self):
         path = self.write()
-        series.add_headers(path, [], [])
+        mail.add_headers(path, [], [])
         self.assertEqual(self.read(path), self.PATCH)

@@ -3,6 +3,7 @@ checking against a tree's chains, and writing drafts that keep every
 reviewed decision.  The schema is in classify/README.md."""
 
 import os
+import re
 
 import yaml
 
@@ -307,3 +308,46 @@ def _quote(value):
 
 
 write = output.write_text
+
+
+def previous_version(kver):
+    """The classified version before `kver` (6.1 for 6.12), or None."""
+    def key(v):
+        return tuple(int(x) for x in v.split("."))
+    versions = sorted((f[len("linux-"):-len(".yaml")] for f in
+                       os.listdir(FOLDER)
+                       if re.match(r"linux-[\d.]+\.yaml$", f)), key=key)
+    older = [v for v in versions if key(v) < key(kver)]
+    return older[-1] if older else None
+
+
+def since(kver, entries):
+    """The chains that appeared, vanished or changed class since the
+    previous version's classification; a chain that moved to another file
+    is the same chain."""
+    old_kver = previous_version(kver)
+    if not old_kver:
+        return None
+    _, old = load(yaml_path(old_kver))
+    def index(items):
+        return {(e["chain"], e["defined"]): e for e in items}
+    new_index, old_index = index(entries), index(old)
+    old_names = {}
+    for e in old:
+        old_names.setdefault(e["chain"], []).append(e)
+    appeared, changed, matched = [], [], set()
+    for key, e in sorted(new_index.items()):
+        before = old_index.get(key)
+        if before is None and len(old_names.get(e["chain"], [])) == 1:
+            before = old_names[e["chain"]][0]
+        if before is None:
+            appeared.append(f"{e['defined']}: {e['chain']} ({e['class']})")
+            continue
+        matched.add((before["chain"], before["defined"]))
+        if before["class"] != e["class"]:
+            changed.append(f"{e['defined']}: {e['chain']} "
+                           f"{before['class']} -> {e['class']}")
+    vanished = [f"{e['defined']}: {e['chain']} ({e['class']})"
+                for key, e in sorted(old_index.items()) if key not in matched]
+    return {"from": old_kver, "appeared": appeared, "vanished": vanished,
+            "changed_class": changed}

@@ -8,6 +8,7 @@ first, as `b4 send` tags what it sends, so that `b4 prep --compare-to vN`
 finds it.  Nothing here needs the network: `b4 send` only writes its
 messages to a folder (-o)."""
 
+import concurrent.futures
 import datetime
 import json
 import os
@@ -16,8 +17,8 @@ import subprocess
 import uuid
 from dataclasses import dataclass
 
-from . import split, tree
-from .patches import commit_ids
+from . import maintainers, memo, split, tree
+from .patches import commit_ids, patch_text
 from .progress import Error, Step, say
 
 # Where b4 0.12 keeps its tracking data in the cover commit (b4.ez's
@@ -311,3 +312,63 @@ def changes(number, old_entries, entries, patches, old_checks, checks):
     for item in items:
         lines += split.wrap(item, indent="-", hanging="  ")
     return lines
+
+
+TO = ("--no-rolestats", "--separator", "\n", "--no-l")
+
+
+CC = ("--no-rolestats", "--separator", "\n", "--no-m", "--no-r")
+
+
+def mail_headers(path, patch, cache=None, state=None):
+    """To: the maintainers and reviewers, Cc: the lists, from
+    scripts/get_maintainer.pl on the patch; with a `cache` folder, kept
+    by the patch's text and the tree's `state` (maintainers.state())."""
+    def run(args):
+        proc = maintainers.get_maintainer(path, list(args) + [patch])
+        if proc.returncode:
+            raise Error(f"scripts/get_maintainer.pl failed on {patch}: "
+                        f"{proc.stderr.strip()}")
+        return [a for a in proc.stdout.splitlines() if "@" in a]
+
+    def headers():
+        to = run(TO)
+        return to, [a for a in run(CC) if a not in to]
+
+    digest = memo.key("get_maintainer.pl", *TO, *CC, state,
+                      patch_text(patch))
+    return tuple(memo.cached(cache, digest, headers))
+
+
+def add_headers(patch, to, cc):
+    with open(patch, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    head, sep, body = text.partition("\nSubject: ")
+    lines = []
+    if to:
+        lines.append("To: " + ",\n    ".join(to))
+    if cc:
+        lines.append("Cc: " + ",\n    ".join(cc))
+    if lines:
+        text = head + "\n" + "\n".join(lines) + sep + body
+    with open(patch, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(text)
+
+
+def address(kernel_tree, files, jobs):
+    """Adds each patch's To: and Cc: (get_maintainer.pl, cached);
+    returns the union, the cover letter's ([To], [Cc])."""
+    git = kernel_tree.path
+    with Step(f"To: and Cc: of {len(files)} patches "
+              "(scripts/get_maintainer.pl)"):
+        state = maintainers.state(git)
+        everyone = ([], [])
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            for patch, (to, cc) in zip(files, pool.map(
+                    lambda p: mail_headers(git, p, tree.cache(
+                        kernel_tree, "get_maintainer"), state), files)):
+                add_headers(patch, to, cc)
+                for kept, addresses in zip(everyone, (to, cc)):
+                    kept += [a for a in addresses if a not in kept]
+        everyone[1][:] = [a for a in everyone[1] if a not in everyone[0]]
+    return everyone

@@ -1,11 +1,12 @@
 """The main job: from the pristine tree to a finished, checked series in
 out/<kver>/series/: the core patches, the conversion split per subsystem,
-the removal of the typed API, a cover letter, and report.json with the
-checks' results; in the tree, the series as a b4 branch whose revision
-moves on when its patches change (mail.py), and for a newer version the
-port report of the older one's series (port.py)."""
+the removal of the typed API, a cover letter (cover.py), and report.json
+with the checks' results; in the tree, the series as a b4 branch whose
+revision moves on when its patches change, its patches addressed to
+their maintainers (mail.py), and for a newer version what changed since
+the older one's classification (classification.since()) and the port
+report of its series (port.py)."""
 
-import concurrent.futures
 import dataclasses
 import json
 import os
@@ -15,10 +16,10 @@ import subprocess
 import time
 
 from . import (bench, boottest, checkpatch, classification, classify,
-               compiletest, convert_tree, distcc, gate, mail, maintainers,
-               memo, output, patches, port, rulechecks, split, tree)
+               compiletest, convert_tree, cover, distcc, gate, mail, memo,
+               output, patches, port, split, tree)
 from .patches import SERIES_BRANCH as BRANCH, commit_ids, \
-    core_patches as patches_of_core, patch_text, scratch_apply
+    core_patches as patches_of_core, scratch_apply
 from .progress import Error, Step, say
 from .records import SeriesReport
 
@@ -194,45 +195,6 @@ def _commit_groups(git, core, converted, groups, together, entries, by_text,
         tree.git(git, "checkout", "-q", BRANCH)
 
 
-TO = ("--no-rolestats", "--separator", "\n", "--no-l")
-CC = ("--no-rolestats", "--separator", "\n", "--no-m", "--no-r")
-
-
-def mail_headers(path, patch, cache=None, state=None):
-    """To: the maintainers and reviewers, Cc: the lists, from
-    scripts/get_maintainer.pl on the patch; with a `cache` folder, kept
-    by the patch's text and the tree's `state` (maintainers.state())."""
-    def run(args):
-        proc = maintainers.get_maintainer(path, list(args) + [patch])
-        if proc.returncode:
-            raise Error(f"scripts/get_maintainer.pl failed on {patch}: "
-                        f"{proc.stderr.strip()}")
-        return [a for a in proc.stdout.splitlines() if "@" in a]
-
-    def headers():
-        to = run(TO)
-        return to, [a for a in run(CC) if a not in to]
-
-    digest = memo.key("get_maintainer.pl", *TO, *CC, state,
-                      patch_text(patch))
-    return tuple(memo.cached(cache, digest, headers))
-
-
-def add_headers(patch, to, cc):
-    with open(patch, encoding="utf-8", errors="surrogateescape") as f:
-        text = f.read()
-    head, sep, body = text.partition("\nSubject: ")
-    lines = []
-    if to:
-        lines.append("To: " + ",\n    ".join(to))
-    if cc:
-        lines.append("Cc: " + ",\n    ".join(cc))
-    if lines:
-        text = head + "\n" + "\n".join(lines) + sep + body
-    with open(patch, "w", encoding="utf-8", errors="surrogateescape") as f:
-        f.write(text)
-
-
 def applies(path, patch_files, cache=None):
     """(True, "") when the patches apply in order to the pristine tree and
     give the series' tree, else (False, why); checked on a scratch index,
@@ -259,222 +221,6 @@ def applies(path, patch_files, cache=None):
                       tree.git(path, "rev-parse", tree.PRISTINE + "^{tree}"),
                       want, *diffs)
     return tuple(memo.cached(cache, digest, check, keep=lambda r: r[0]))
-
-
-def cover_letter(kver, version, entries, groups, checks, patches,
-                 violations, rules=None, locks=(), added=(), costs=(),
-                 changes=None):
-    """The body of the cover letter.  `rules` are the audit's findings of
-    the 2005 series' other rule checks (None when the audit of this tree
-    has none), `locks` the locks that the conversion removed, `added`
-    the unregister wrappers it added and `costs` the sentences of
-    bench.costs()."""
-    lines = []
-    for paragraph in _intro(kver, version):
-        lines += split.wrap(paragraph) + [""]
-    lines += _classes(entries)
-    lines += _violations(violations)
-    lines += [""] + rule_findings(rules, locks, added)
-    if costs:
-        lines += [""] + split.wrap("What this costs.  " + costs[0])
-        lines += [f"  {line}" for line in costs[1:]]
-    lines += ["", "Checks run on the series:", ""]
-    lines += [f"  - {line}" for line in checks]
-    lines += ["", f"{len(patches)} patches: the core patches, "
-              f"{len(groups)} subsystem patches, the removal."]
-    lines += [""] + split.wrap(
-        f"To regenerate it: make series KVER={kver} (tools/notifier-series "
-        f"series {kver}); b4 prep --compare-to vN in the tree's b4 branch "
-        f"{mail.branch(kver)} shows what changed since revision N.")
-    if changes:
-        lines += [""] + changes
-    return "\n".join(lines) + "\n"
-
-
-def _intro(kver, version):
-    """The cover letter's first paragraphs: the 2005 RFC, mainline's
-    design, why this series revisits it, how it is made."""
-    return [
-        "In November 2005 Chandra Seetharaman posted, with Alan Stern, "
-        "\"[RFC][PATCH 0/7]: Fix for unsafe notifier chain\": notifier "
-        "chains were walked without a lock, so every chain got one head, "
-        "struct notifier_head, that says whether it is ATOMIC (walked under "
-        "RCU, its unregister waits for synchronize_rcu()) or BLOCKING "
-        "(walked under the head's rwsem), with writers in process context "
-        "taking the rwsem.",
-        "Mainline took another design in 2006 (commit e041c683412d, "
-        "\"Notifier chain update: API changes\", in 2.6.17): a head type "
-        "per kind, atomic heads whose writers take a spinlock, blocking "
-        "heads on an rwsem, raw heads that their users lock, and SRCU heads "
-        "later.  Under a spinlock an atomic chain's writers may run in any "
-        "context, where the 2005 rule needed every writer of an atomic "
-        "chain in process context, and the RFC had to fix callers to get "
-        "there.",
-        "This series revisits the 2005 design because that rule can now be "
-        "checked.  Each chain's class is a reviewed decision, "
-        f"classify/linux-{kver}.yaml, with the evidence of its callers and "
-        "callouts.  The writers that run in atomic context are found through "
-        "the call graph and fixed by patches placed before the core patch, "
-        "so that the rule holds at every point of the series (the sites and "
-        "their status are below).  Writers that run before the scheduler "
-        "take the early-boot path that mainline's blocking chains have, on "
-        "atomic chains too.  Its cost in bytes and instructions is said "
-        "below.  What the kernel learned since 2005 stays: unique-priority "
-        "registration, robust calls of blocking chains, is-empty, the "
-        "duplicate-registration warning, sparse's __rcu and lockdep-checked "
-        "dereferences.",
-        f"The series is generated for Linux {version}: the fixes and the "
-        "core patches are hand-written, the conversion is "
-        "cocci/notifier_convert.cocci driven by the classification, split "
-        "per MAINTAINERS section, and the last patch removes the typed "
-        "API.  With the compatibility macros of the core patch in place "
-        "until then, every conversion patch is independent of the others "
-        "and can go through its subsystem's tree.",
-    ]
-
-
-def _classes(entries):
-    """The cover letter's listing of the chains by class."""
-    by_class = {"blocking": [], "atomic": [], "excluded": []}
-    for e in entries:
-        by_class[e["class"]].append(e)
-    width = 48
-
-    def listing(items):
-        return [f"{e['defined'] + ':':<{width}}{e['chain']}"
-                for e in sorted(items, key=lambda e: (e["defined"],
-                                                      e["chain"]))]
-
-    lines = ["Here is the classification of the chains:", "", "BLOCKING:",
-             "+++++++++"]
-    lines += listing(by_class["blocking"])
-    lines += ["", "ATOMIC:", "+++++++"]
-    lines += listing(by_class["atomic"])
-    lines += ["", "Left alone (raw chains: their callers provide the locking;",
-              "SRCU chains: SRCU protects their readers; chains that a fix",
-              "before the core patch makes raw):", ""]
-    for e in sorted(by_class["excluded"],
-                    key=lambda e: (e["defined"], e["chain"])):
-        lines.append(f"{e['defined'] + ':':<{width}}{e['chain']} "
-                     f"({e['declared']})")
-        if e["declared"] not in ("raw", "srcu"):
-            lines += split.wrap(e["reason"], indent="    ", hanging="    ")
-    return lines
-
-
-def _violations(violations):
-    """The cover letter's paragraphs on the rule violations and their
-    fixes."""
-    fixes = [v for v in violations if v["status"] == "fixed"]
-    lines = [""] + split.wrap(
-        "The rule checks of the classification (writers in process "
-        "context, no sleeping callout on an atomic chain, no writer in a "
-        "callout of its own chain...) found "
-        + (f"{len(violations)} sites that break the context rule of the "
-           "new head:" if violations else "no site that breaks the "
-           "context rule of the new head."))
-    if violations:
-        lines += [""] + [f"  - {line}" for line in gate.lines(violations)]
-    if fixes:
-        lines += [""] + split.wrap(
-            f"The {len(gate_fix_names(fixes))} patches that fix them come "
-            "before the core patch, which changes the rule, so that every "
-            "point of the series is free of them; they are independent of "
-            "the rest and can go through their subsystems' trees.")
-    return lines
-
-
-def rule_findings(rules, locks, added=()):
-    """The cover letter's paragraph on the 2005 series' patches 3/7, 4/7
-    and 7/7: what their rule checks found on the pristine tree, what the
-    conversion removed, and the findings left for their maintainers."""
-    removes = (f"  The conversion removes {len(locks)} "
-               f"lock{'s' if len(locks) != 1 else ''} guarding nothing but "
-               "converted chains, each in its chain's patch, as 3/7 did."
-               if locks else "")
-    removes += (f"  The conversion adds {len(added)} unregister "
-                f"wrapper{'s' if len(added) != 1 else ''} beside register "
-                "wrappers that had none, each in its chain's patch, as 4/7 "
-                "did: " + ", ".join(f"{a['wrapper']}()" for a in added) + "."
-                if added else "")
-    if rules is None:
-        return split.wrap(
-            "The rule checks of the 2005 series' other patches (redundant "
-            "locks, register without unregister, chains written by hand) "
-            "have not run on this tree, or ran with other checks: make "
-            "classify runs them." + removes)
-    counts = rulechecks.counts(rules)
-    text = ("The rule checks of the 2005 series' other patches found, on "
-            "the pristine tree: "
-            f"3/7, locks guarding nothing but chain operations: "
-            f"{counts['redundant-lock']}; 4/7, exported functions "
-            "registering on a chain of their file that nothing unregisters "
-            "from, and modules that register in init and not in exit: "
-            f"{counts['register-without-unregister']}; 7/7, lists walked "
-            "by hand calling each entry's callback, as a notifier chain "
-            f"does: {counts['hand-rolled-chain']}, for a person to tell the "
-            "notification lists among them (from tables of a subsystem's "
-            "own objects, and lookups) and fold those onto the chain API "
-            "as 7/7 did the USB core's list.")
-    text += removes
-    removed = {(r["file"], r["lock"]) for r in locks} | {
-        (a["file"], a["register"] + "()") for a in added}
-    left = {name: [r for r in rows if not rulechecks.not_counted(r) and
-                   (r["at"].rpartition(":")[0],
-                    r["message"].split()[0]) not in removed]
-            for name, rows in rules.items()}
-    found = rulechecks.lines(left)
-    if found:
-        text += "  Left for their maintainers:"
-    return split.wrap(text) + ([""] + [f"  - {line}" for line in found]
-                               if found else [])
-
-
-def gate_fix_names(violations):
-    return sorted({p for v in violations for p in v.get("fixed_by", [])})
-
-
-def previous_version(kver):
-    """The classified version before `kver` (6.1 for 6.12), or None."""
-    def key(v):
-        return tuple(int(x) for x in v.split("."))
-    versions = sorted((f[len("linux-"):-len(".yaml")] for f in
-                       os.listdir(classify.FOLDER)
-                       if re.match(r"linux-[\d.]+\.yaml$", f)), key=key)
-    older = [v for v in versions if key(v) < key(kver)]
-    return older[-1] if older else None
-
-
-def since(kver, entries):
-    """The chains that appeared, vanished or changed class since the
-    previous version's classification; a chain that moved to another file
-    is the same chain."""
-    old_kver = previous_version(kver)
-    if not old_kver:
-        return None
-    _, old = classification.load(classify.yaml_path(old_kver))
-    def index(items):
-        return {(e["chain"], e["defined"]): e for e in items}
-    new_index, old_index = index(entries), index(old)
-    old_names = {}
-    for e in old:
-        old_names.setdefault(e["chain"], []).append(e)
-    appeared, changed, matched = [], [], set()
-    for key, e in sorted(new_index.items()):
-        before = old_index.get(key)
-        if before is None and len(old_names.get(e["chain"], [])) == 1:
-            before = old_names[e["chain"]][0]
-        if before is None:
-            appeared.append(f"{e['defined']}: {e['chain']} ({e['class']})")
-            continue
-        matched.add((before["chain"], before["defined"]))
-        if before["class"] != e["class"]:
-            changed.append(f"{e['defined']}: {e['chain']} "
-                           f"{before['class']} -> {e['class']}")
-    vanished = [f"{e['defined']}: {e['chain']} ({e['class']})"
-                for key, e in sorted(old_index.items()) if key not in matched]
-    return {"from": old_kver, "appeared": appeared, "vanished": vanished,
-            "changed_class": changed}
 
 
 def summary_lines(report):
@@ -590,8 +336,8 @@ def run(kver, *, work=None, out=None, jobs=None, timeout=600, compile=True,
                  f"{tree.PRISTINE}..{BRANCH}")
     names = sorted(p for p in os.listdir(stage) if p.endswith(".patch"))
     files = [os.path.join(stage, p) for p in names if not p.startswith("0000")]
-    cover = os.path.join(stage, names[0])
-    everyone = _address(kernel_tree, files, jobs)
+    letter = os.path.join(stage, names[0])
+    everyone = mail.address(kernel_tree, files, jobs)
     report = _report(kernel_tree, files, groups, items, conversion)
     report = dataclasses.replace(
         report, **_patch_checks(kernel_tree, stage, files, jobs))
@@ -605,7 +351,7 @@ def run(kver, *, work=None, out=None, jobs=None, timeout=600, compile=True,
     report.bisect = last_bisect(out, kver, ids) or {"patches": len(ids)}
     report.boot_test = _boot_test(kver, work, out, timeout, given_jobs,
                                      files[len(patches_of_core(kver)):])
-    report.since = since(kver, entries)
+    report.since = classification.since(kver, entries)
     if report.since:
         with Step(f"port report of the {report.since['from']} series"):
             report.port = port.write(kver, report.since["from"], git,
@@ -618,17 +364,15 @@ def run(kver, *, work=None, out=None, jobs=None, timeout=600, compile=True,
     with open(os.path.join(stage, CLASSIFICATION), "w",
               encoding="utf-8") as f:
         f.write(yaml_text)
-    body = _write_cover(cover, kver, kernel_tree.version, entries, groups,
-                        report.summary, files, items,
-                        classify.rule_findings(kver, out, kernel_tree),
-                        conversion.locks_removed,
-                        conversion.unregister_added,
-                        bench.costs(out, kver, kernel_tree.version,
-                                    patches.digest(patches_of_core(kver)),
-                                    tree.git(git, "rev-parse",
-                                             BRANCH + "^{tree}").strip()),
-                        _changes(git, kver, rev, out, stage, entries,
-                                 report.summary))
+    costs = bench.costs(out, kver, kernel_tree.version,
+                        patches.digest(patches_of_core(kver)),
+                        tree.git(git, "rev-parse",
+                                 BRANCH + "^{tree}").strip())
+    body = cover.write_cover(
+        letter, kver, kernel_tree.version, entries, groups, report.summary,
+        files, items, classify.rule_findings(kver, out, kernel_tree),
+        conversion.locks_removed, conversion.unregister_added, costs,
+        _changes(git, kver, rev, out, stage, entries, report.summary))
     mail.enroll(git, kver, rev, BRANCH, body, *everyone)
     sent = mail.send(git, os.path.join(stage, "b4"))
     report.b4_applies, report.b4_applies_why = applies(
@@ -664,25 +408,6 @@ def _classification_text(kver):
     except (OSError, UnicodeDecodeError):
         classification.load(classify.yaml_path(kver))   # the file:line
         raise
-
-
-def _address(kernel_tree, files, jobs):
-    """Adds each patch's To: and Cc: (get_maintainer.pl, cached);
-    returns the union, the cover letter's ([To], [Cc])."""
-    git = kernel_tree.path
-    with Step(f"To: and Cc: of {len(files)} patches "
-              "(scripts/get_maintainer.pl)"):
-        state = maintainers.state(git)
-        everyone = ([], [])
-        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            for patch, (to, cc) in zip(files, pool.map(
-                    lambda p: mail_headers(git, p, tree.cache(
-                        kernel_tree, "get_maintainer"), state), files)):
-                add_headers(patch, to, cc)
-                for kept, addresses in zip(everyone, (to, cc)):
-                    kept += [a for a in addresses if a not in kept]
-        everyone[1][:] = [a for a in everyone[1] if a not in everyone[0]]
-    return everyone
 
 
 def _patch_checks(kernel_tree, stage, files, jobs):
@@ -814,15 +539,3 @@ def revision_folder(out, kver, number):
     return os.path.join(out, kver, "revisions", f"v{number}")
 
 
-def _write_cover(cover, kver, version, entries, groups, checks, files,
-                 violations, rules, locks, added, costs, changes):
-    """Fills in format-patch's cover letter; returns its body."""
-    with open(cover, encoding="utf-8") as f:
-        text = f.read()
-    body = cover_letter(kver, version, entries, groups, checks, files,
-                        violations, rules, locks, added, costs, changes)
-    text = text.replace("*** SUBJECT HERE ***", mail.SUBJECT)
-    text = text.replace("*** BLURB HERE ***", body.rstrip("\n"))
-    with open(cover, "w", encoding="utf-8") as f:
-        f.write(text)
-    return body
