@@ -135,6 +135,11 @@ class ToolkitTest(unittest.TestCase):
         self.assertEqual(found["MAINTAINERS split"], 51.0)
         self.assertEqual(found["boot test build"], 421.7)
         self.assertEqual(found["boot test QEMU"], 14.7)
+        self.assertEqual(found["checkpatch"], 117.3)
+        self.assertEqual(found["boot test checkpatch"], 9.4)
+        self.assertEqual(found["call graphs (pristine, with the fixes)"],
+                         round(289.6 + 116.4, 1))
+        self.assertEqual(found["To: and Cc:"], 99.8)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ EXPECTED = [
     ("the converted run-time initialisers",
      {f"{k.upper()}_INIT_NOTIFIER_HEAD" for k in CONVERTED}),
 ]
-METAVARIABLE = re.compile(r'^identifier (\w+) =~ "(.*)";$')
+METAVARIABLE = re.compile(r'^identifier\s+(\w+)\s*=~\s*"([^"]*)"')
 # A wrapper's name: the rule checks that take any registration function
 # match it, and are not about the chain API's own names.
 WRAPPER = "register_reboot_notifier"
@@ -167,6 +167,16 @@ class SmplTest(unittest.TestCase):
             for name in listed:
                 self.assertIn(name, known, f"{where}: {name} is not a name "
                               "of the chain API (chain_api.py)")
+
+    def test_every_regex_naming_the_api_is_read(self):
+        # A constraint the test's pattern did not read would go unchecked.
+        for path in sorted(glob.glob(os.path.join(REPO, "cocci",
+                                                  "*.cocci"))):
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    if "=~" in line and "notifier" in line.lower():
+                        self.assertTrue(METAVARIABLE.match(line.strip()),
+                                        f"{path}:{number}")
 
     def test_each_regex_matches_its_set_made_from_chain_api(self):
         regexes = smpl_regexes()

@@ -11,7 +11,7 @@ import unittest
 from tests import tools_path  # noqa: F401
 from notifier_series import classification as cl
 from notifier_series.chains import Chain
-from notifier_series.classify import FOLDER
+from notifier_series.classification import FOLDER
 from notifier_series.progress import Error
 
 GOOD = """\

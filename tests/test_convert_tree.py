@@ -63,7 +63,7 @@ class ConversionKeptTest(unittest.TestCase):
         def counted(*args, **kwargs):
             calls.append(kwargs.get("in_place", False))
             return real(*args, **kwargs)
-        with mock.patch.object(convert_tree.classify, "yaml_path",
+        with mock.patch.object(convert_tree.classification, "yaml_path",
                                lambda kver: self.yaml), \
                 mock.patch.object(convert_tree.patches, "core_patches",
                                   lambda kver: []), \

@@ -384,7 +384,7 @@ class JudgementTest(unittest.TestCase):
                                      lambda kver, work: kernel_tree),
                    mock.patch.object(classify.tree, "git",
                                      lambda *a, **k: "0" * 40),
-                   mock.patch.object(classify, "yaml_path",
+                   mock.patch.object(classification, "yaml_path",
                                      lambda kver: self.yaml),
                    mock.patch.object(classify.gate, "fix_patches",
                                      lambda kver: []),

@@ -109,7 +109,7 @@ class MemoTest(unittest.TestCase):
     def test_to_and_cc_of_a_patch_made_again(self):
         state = maintainers.state(self.tree)
         to, cc = mail.mail_headers(self.tree, self.patch(), self.cache,
-                                     state)
+                                   state)
         self.assertEqual(to, ["Alice <alice@example.org>",
                               "Bob <bob@example.org>"])
         self.assertEqual(cc, ["list@vger.example.org"])
@@ -121,7 +121,7 @@ class MemoTest(unittest.TestCase):
         with open(os.path.join(self.tree, "MAINTAINERS"), "a") as f:
             f.write("\nOTHER\nF:\tkernel/other.c\n")
         mail.mail_headers(self.tree, self.patch(), self.cache,
-                            maintainers.state(self.tree))
+                          maintainers.state(self.tree))
         self.assertEqual(self.calls("get_maintainer.calls"), 4)
 
     def test_a_tool_that_failed_is_not_kept(self):
@@ -136,7 +136,7 @@ class MemoTest(unittest.TestCase):
         self.write("scripts/get_maintainer.pl", "exit 2;\n")
         with self.assertRaisesRegex(Error, "get_maintainer.pl failed"):
             mail.mail_headers(self.tree, self.patch(), self.cache,
-                                maintainers.state(self.tree))
+                              maintainers.state(self.tree))
 
     def test_sections_of_files(self):
         files = ["kernel/demo.c"]

@@ -1,8 +1,10 @@
 """records: the typed records' one JSON form."""
 
+import copy
 import dataclasses
 import json
 import os
+import pickle
 import tempfile
 import unittest
 
@@ -92,6 +94,16 @@ class RecordTest(unittest.TestCase):
             records.Evidence)], [
             "records", "problems", "unparsed", "files", "wrappers",
             "not_followed", "seconds", "stamp"])
+
+    def test_later_stays_later_through_copies(self):
+        # A copy, a deep copy or a pickle of a record does not turn a
+        # field still to be filled into one that to_json() writes.
+        result = booted()
+        for copied in (copy.copy(result), copy.deepcopy(result),
+                       pickle.loads(pickle.dumps(result)),
+                       dataclasses.replace(result)):
+            self.assertIs(copied.qemu_status, records.LATER)
+            self.assertEqual(copied.to_json(), result.to_json())
 
     def test_an_unknown_field_is_refused(self):
         data = convert_report().to_json()

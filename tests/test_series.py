@@ -9,7 +9,8 @@ import tempfile
 import unittest
 
 from tests.fake_kernel import IDENT, git as fake_git, make_tarball
-from notifier_series import classification, cover, mail, output, series, split, tree
+from notifier_series import (classification, cover, mail, output, series,
+                             split, tree)
 from notifier_series.classification import Entry
 from notifier_series.records import LATER, SeriesReport
 
@@ -525,8 +526,9 @@ chains:
                       encoding="utf-8") as f:
                 f.write(text)
         with mock.patch.object(classification, "FOLDER", folder), \
-                mock.patch.object(classification, "yaml_path", lambda kver: os.path
-                                  .join(folder, f"linux-{kver}.yaml")):
+                mock.patch.object(classification, "yaml_path",
+                                  lambda kver: os.path.join(
+                                      folder, f"linux-{kver}.yaml")):
             self.assertIsNone(classification.since("9.1", []))
             _, entries = classification.load(classification.yaml_path("9.2"))
             found = classification.since("9.2", entries)

@@ -51,7 +51,7 @@ def proven_on(function, kver):
 def fixed_sites(kver, work, jobs, out):
     """The violations of the gate that a fix removes."""
     model, _ = classify.analyse(kver, work=work, jobs=jobs, out=out)
-    _, entries = classification.load(classify.yaml_path(kver))
+    _, entries = classification.load(classification.yaml_path(kver))
     items, _ = classify.violation_gate(kver, work, jobs, model, entries)
     return [v for v in items if v["status"] == "fixed"]
 

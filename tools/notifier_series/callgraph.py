@@ -24,7 +24,7 @@ import sys
 import time
 from collections import defaultdict
 
-from . import lexfacts, output
+from . import chain_api, lexfacts, output
 from .lexfacts import CALL, CLOSE, DEAD, GFP, ICALL, JUMP, LABEL, OPEN
 from .progress import Error, say
 
@@ -177,10 +177,12 @@ def source_files(tree_path):
 
 
 def extractor_hash():
-    """What the cached facts depend on: the lexer and Python's pickle."""
+    """What the cached facts depend on: the lexer, the chain API's names
+    it reads heads by, and Python's pickle."""
     h = hashlib.sha256(lexfacts.VERSION.encode())
-    with open(lexfacts.__file__, "rb") as f:
-        h.update(f.read())
+    for module in (lexfacts, chain_api):
+        with open(module.__file__, "rb") as f:
+            h.update(f.read())
     h.update(f"{sys.version_info[:2]}".encode())
     return h.hexdigest()[:16]
 

@@ -1,6 +1,7 @@
 """The classification files of classify/: loading with file:line errors,
-checking against a tree's chains, and writing drafts that keep every
-reviewed decision.  The schema is in classify/README.md."""
+checking against a tree's chains, writing drafts that keep every
+reviewed decision, and what changed since the previous version's file
+(since()).  The schema is in classify/README.md."""
 
 import os
 import re

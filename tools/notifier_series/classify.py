@@ -10,20 +10,19 @@ import re
 import time
 from collections import Counter
 
-from . import (callgraph, chains, classification, evidence, gate, memo,
-               output, paths, records, rulechecks, runtime, tree)
+from . import (callgraph, chain_api, chains, classification, evidence,
+               gate, memo, output, paths, records, rulechecks, runtime,
+               tree)
 from .progress import Error, Step, say
 from .records import Evidence
 
-FOLDER = classification.FOLDER
-SEED = os.path.join(FOLDER, "seed-2005.yaml")
+SEED = os.path.join(classification.FOLDER, "seed-2005.yaml")
 HEADER = """Reviewed classification of the notifier chains of Linux {kver}.
 One entry per chain of the tree; schema and workflow: classify/README.md.
 Entries marked "reviewed: false" are drafts that a person has yet to check.
 """
 
 
-yaml_path = classification.yaml_path
 
 
 def pristine_checkout(kernel_tree):
@@ -121,7 +120,7 @@ def gate_stamp(kver, kernel_tree, depth):
     h.update(tree.git(kernel_tree.path, "rev-parse",
                       tree.PRISTINE + "^{commit}").encode())
     h.update(tree.code_state().encode())
-    h.update(gate_inputs(yaml_path(kver)).encode())
+    h.update(gate_inputs(classification.yaml_path(kver)).encode())
     for path in gate.fix_patches(kver):
         h.update(f"{os.path.relpath(path, tree.REPO)} "
                  f"{tree.sha256(path)}\n".encode())
@@ -213,12 +212,12 @@ def evidence_key(source):
 def evidence_stamp(source):
     """What out/<kver>/evidence.json depends on: the checkout, the
     semantic patch and the code that collects it (evidence.py, chains.py,
-    which picks the wrappers whose calls are followed, and records.py,
-    which gives its form)."""
+    which picks the wrappers whose calls are followed, chain_api.py, which
+    its searches are made from, and records.py, which gives its form)."""
     return {"commit": tree.git(source, "rev-parse", "HEAD").strip(),
             "smpl": tree.sha256(evidence.SMPL),
             "collector": {os.path.basename(m.__file__): tree.sha256(m.__file__)
-                          for m in (evidence, chains, records)}}
+                          for m in (evidence, chains, chain_api, records)}}
 
 
 def analyse(kver, *, work, jobs, out, reuse=False, entries=None,
@@ -259,8 +258,8 @@ def analyse(kver, *, work, jobs, out, reuse=False, entries=None,
     model = chains.Model(found.records, source, graph.heads,
                         graph.is_static)
     model.depth = depth
-    if entries is None and os.path.exists(yaml_path(kver)):
-        _, entries = classification.load(yaml_path(kver))
+    if entries is None and os.path.exists(classification.yaml_path(kver)):
+        _, entries = classification.load(classification.yaml_path(kver))
     figures.update(attach_evidence(model, graph, entries or [], depth))
     mark_unparsed(model, source, found.unparsed, found.wrappers)
     return model, facts
@@ -396,7 +395,7 @@ def violation_gate(kver, work, jobs, model, entries):
                                    entries, fixes,
                                    site_seen(fixed, found.problems))
     gate.report(items)
-    path = os.path.relpath(yaml_path(kver), tree.REPO)
+    path = os.path.relpath(classification.yaml_path(kver), tree.REPO)
     problems = [f"{path}:{w.line}: the waiver of {w['rule']} at "
                 f"{w['file']} {w['function']}() for {e['chain']} "
                 + ("waives a violation that the fixes remove"
@@ -430,7 +429,7 @@ def run(kver, *, work=None, jobs=None, out=None, update=False, source=None,
     out = tree.out_folder(out)
     jobs = tree.jobs(jobs)
     start = time.monotonic()
-    path = yaml_path(kver)
+    path = classification.yaml_path(kver)
     origin = source or path
     entries = []
     if os.path.exists(origin):

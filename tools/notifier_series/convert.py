@@ -28,8 +28,9 @@ MACROS = os.path.join(REPO, "cocci", "notifier_macros.h")
 # The typed API that the conversion replaces.
 _CONVERTED = chain_api.alternation(chain_api.CONVERTED)
 # The kinds that the series leaves as they are.
-_LEFT = "|".join(k + "_" for k in chain_api.KINDS
-                 if k not in chain_api.CONVERTED)
+_LEFT_KINDS = "|".join(k for k in chain_api.KINDS
+                       if k not in chain_api.CONVERTED)
+_LEFT = "|".join(k + "_" for k in _LEFT_KINDS.split("|"))
 TYPED = re.compile(
     rf"\b(({_CONVERTED})_notifier_("
     rf"{chain_api.alternation([*chain_api.OPS, 'head'])})|"
@@ -421,8 +422,8 @@ def run_spatch(directory, files, table, jobs, cache=None):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-TEXT_HEAD = re.compile(rf"^((?:static\s+)?)({_CONVERTED.upper()})_NOTIFIER_HEAD"
-                       r"\((\w+)\);")
+TEXT_HEAD = re.compile(rf"^((?:static\s+)?)({_CONVERTED.upper()})"
+                       r"_NOTIFIER_HEAD\((\w+)\);")
 RENAMES = [
     (re.compile(rf"\b(?:{_CONVERTED})_notifier_("
                 rf"{chain_api.alternation(chain_api.OPS)})\b"),
@@ -553,8 +554,9 @@ def made_raw(directory, entry):
         text = f.read()
     name = re.escape(entry["chain"])
     return bool(re.search(
-        rf"\b(?:RAW|SRCU)_NOTIFIER_HEAD(?:_STATIC)?\(\s*{name}\s*\)|"
-        rf"\bstruct\s+(?:raw|srcu)_notifier_head\s+{name}\b", text))
+        rf"\b(?:{_LEFT_KINDS.upper()})_NOTIFIER_HEAD(?:_STATIC)?"
+        rf"\(\s*{name}\s*\)|"
+        rf"\bstruct\s+(?:{_LEFT_KINDS})_notifier_head\s+{name}\b", text))
 
 
 def _is_declaration(directory, r):

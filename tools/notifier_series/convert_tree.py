@@ -6,7 +6,8 @@ to out/<kver>/convert/, and the converted tree can be boot-tested."""
 import os
 import subprocess
 
-from . import boottest, classify, convert, memo, output, patches, tree
+from . import (boottest, classification, convert, memo, output, patches,
+               tree)
 from .progress import Error, Step, say
 from .records import ConvertReport
 
@@ -73,7 +74,7 @@ def convert_branch(kver, *, work=None, out=None, jobs=None):
     writes out/<kver>/convert/.  Returns (tree, core commit, report)."""
     out = tree.out_folder(out)
     kernel_tree = tree.prepare(kver, work)
-    yaml = classify.yaml_path(kver)
+    yaml = classification.yaml_path(kver)
     core = patches.apply(kernel_tree, patches.core_patches(kver))
     git = kernel_tree.path
     tree.git(git, "checkout", "-q", "-B", BRANCH, core)

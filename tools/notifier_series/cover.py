@@ -180,7 +180,7 @@ def gate_fix_names(violations):
 
 
 def write_cover(cover, kver, version, entries, groups, checks, files,
-                 violations, rules, locks, added, costs, changes):
+                violations, rules, locks, added, costs, changes):
     """Fills in format-patch's cover letter; returns its body."""
     with open(cover, encoding="utf-8") as f:
         text = f.read()

@@ -1,4 +1,7 @@
-"""The series as a b4 prep branch, b4/notifier-series-<kver>: b4's cover
+"""The mail side of the series.  Each patch is addressed to the
+maintainers and lists that scripts/get_maintainer.pl names for it (To:
+and Cc:, kept by the patch's text).  The series is a b4 prep branch,
+b4/notifier-series-<kver>: b4's cover
 commit on the pristine tree (the cover letter, its To: and Cc: trailers
 and b4's tracking data), then the series' own commits, so that `b4 prep
 -p`, `--edit-cover`, `--compare-to vN` and `b4 send` work on it as on any
@@ -314,9 +317,8 @@ def changes(number, old_entries, entries, patches, old_checks, checks):
     return lines
 
 
+# get_maintainer.pl's options for the To: (people) and the Cc: (lists).
 TO = ("--no-rolestats", "--separator", "\n", "--no-l")
-
-
 CC = ("--no-rolestats", "--separator", "\n", "--no-m", "--no-r")
 
 

@@ -9,7 +9,7 @@ import glob
 import os
 import subprocess
 
-from . import classification, classify, tree
+from . import classification, tree
 from .patches import core_patches, subject_of, touched_files
 from .progress import Error
 
@@ -195,7 +195,7 @@ def write(kver, old_kver, git, out, stage, entries):
     kept = os.path.join(old_folder, "classification.yaml")
     try:
         _, old_entries = classification.load(
-            kept if os.path.exists(kept) else classify.yaml_path(old_kver))
+            kept if os.path.exists(kept) else classification.yaml_path(old_kver))
         text, summary = report(old_kver, kver, old_folder, old_entries,
                                entries, series_patches(stage),
                                set(tree.git(git, "ls-files").splitlines()),

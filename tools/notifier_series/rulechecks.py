@@ -237,11 +237,13 @@ def collect(source, jobs, cached, stamp, reuse=False):
 
 def stamp_of(source, commit="HEAD"):
     """What the findings over `source` at `commit` depend on: the tree,
-    the semantic patches and this module (which picks the files)."""
+    the semantic patches, this module (which picks the files) and the
+    chain API's names its searches are made from."""
     return {"commit": tree.git(source, "rev-parse", commit).strip(),
             "cocci": {c.name: tree.sha256(os.path.join(COCCI, c.cocci))
                       for c in CHECKS},
-            "module": tree.sha256(__file__)}
+            "module": tree.sha256(__file__),
+            "chain_api": tree.sha256(chain_api.__file__)}
 
 
 def audit_items(found, model):

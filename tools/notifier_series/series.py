@@ -1,11 +1,10 @@
 """The main job: from the pristine tree to a finished, checked series in
 out/<kver>/series/: the core patches, the conversion split per subsystem,
-the removal of the typed API, a cover letter (cover.py), and report.json
-with the checks' results; in the tree, the series as a b4 branch whose
-revision moves on when its patches change, its patches addressed to
-their maintainers (mail.py), and for a newer version what changed since
-the older one's classification (classification.since()) and the port
-report of its series (port.py)."""
+the removal of the typed API, a cover letter, and report.json with the
+checks' results; in the tree, the series as a b4 branch whose revision
+moves on when its patches change, each patch addressed to its
+maintainers, and for a newer version what changed since the older one's
+classification and the port report of its series."""
 
 import dataclasses
 import json
@@ -97,7 +96,7 @@ def _build_series(kver, work, out, jobs, yaml_text):
         kver, work=work, out=out, jobs=jobs)
     git = kernel_tree.path
     converted = tree.git(git, "rev-parse", convert_tree.BRANCH).strip()
-    _, entries = classification.load(classify.yaml_path(kver), yaml_text)
+    _, entries = classification.load(classification.yaml_path(kver), yaml_text)
     changed = tree.git(git, "diff", "--name-only", core, converted).split()
     with Step(f"finding the MAINTAINERS section of {len(changed)} files "
               "(scripts/get_maintainer.pl)"):
@@ -403,10 +402,10 @@ def _classification_text(kver):
     """The text of classify/linux-<kver>.yaml as this run reads it; an
     undecodable file is reported with its line."""
     try:
-        with open(classify.yaml_path(kver), encoding="utf-8") as f:
+        with open(classification.yaml_path(kver), encoding="utf-8") as f:
             return f.read()
     except (OSError, UnicodeDecodeError):
-        classification.load(classify.yaml_path(kver))   # the file:line
+        classification.load(classification.yaml_path(kver))   # the file:line
         raise
 
 
@@ -537,5 +536,3 @@ def _changes(git, kver, rev, out, stage, entries, checks):
 
 def revision_folder(out, kver, number):
     return os.path.join(out, kver, "revisions", f"v{number}")
-
-

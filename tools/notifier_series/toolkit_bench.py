@@ -24,12 +24,19 @@ DONE = re.compile(r"^    (?P<label>.+): done in (?P<seconds>[\d.]+)s$")
 SERIES_STEPS = (("conversion (spatch, twice)", r"^converting"),
                 ("MAINTAINERS split", r"^finding the MAINTAINERS"),
                 ("commits", r"^committing"),
-                ("checkpatch", r"^checkpatch"),
+                ("call graphs (pristine, with the fixes)", r"^call graph"),
+                ("evidence (spatch; pristine, with the fixes)",
+                 r"^collecting the evidence"),
+                ("checkpatch", r"^checkpatch.pl --strict on \d+ patches"),
+                ("To: and Cc:", r"^To: and Cc:"),
                 ("git apply check", r"^applying the series"),
+                ("b4 send", r"^b4 send"),
                 ("compile-test", r"^compile-test|^compiling the"),
+                ("boot test checkpatch", r"^checkpatch.pl --strict on the "
+                 "core patches"),
                 ("boot test build", r"^building Linux"),
                 ("boot test sparse", r"^sparse"),
-                ("boot test QEMU", r"^booting in (QEMU|qemu-system-)"))
+                ("boot test QEMU", r"^booting in qemu-system-"))
 
 
 def steps(output):
@@ -87,7 +94,7 @@ def scaling(kver, work, jobs):
     candidate file of the pristine tree: [{files, seconds}]."""
     kernel_tree = tree.prepare(kver, work)
     directory = classify.pristine_checkout(kernel_tree)
-    _, entries = classification.load(classify.yaml_path(kver))
+    _, entries = classification.load(classification.yaml_path(kver))
     table = convert.class_table(entries)
     files = convert.candidates(directory, {e["chain"] for e in entries
                                            if e["declared"] == "bare"})
