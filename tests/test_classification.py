@@ -5,6 +5,7 @@ decisions."""
 import glob
 import os
 import re
+import shutil
 import tempfile
 import unittest
 
@@ -173,6 +174,52 @@ class CarryTest(unittest.TestCase):
         self.assertEqual(kernel, "6.1")
         self.assertEqual(sorted(map(dict, again), key=str),
                          sorted(map(dict, entries), key=str))
+
+
+class SinceTest(unittest.TestCase):
+    """What the cover letter says changed since the previous version's
+    classification: a chain that moved to another file is the same
+    chain, unless its name is not unique."""
+
+    OLD = """kernel: 9.1.1
+chains:
+- {chain: moved_chain, defined: a.c, declared: atomic, class: atomic, reason: r}
+- {chain: flipped_chain, defined: b.c, declared: atomic, class: atomic, reason: r}
+- {chain: gone_chain, defined: c.c, declared: blocking, class: blocking, reason: r}
+- {chain: twin_chain, defined: d.c, declared: raw, class: excluded, reason: r}
+- {chain: twin_chain, defined: e.c, declared: raw, class: excluded, reason: r}
+"""
+    NEW = """kernel: 9.2.1
+chains:
+- {chain: moved_chain, defined: z.c, declared: atomic, class: atomic, reason: r}
+- {chain: flipped_chain, defined: b.c, declared: atomic, class: blocking, reason: r}
+- {chain: new_chain, defined: n.c, declared: blocking, class: blocking, reason: r}
+- {chain: twin_chain, defined: f.c, declared: raw, class: excluded, reason: r}
+"""
+
+    def test_appeared_vanished_changed(self):
+        from unittest import mock
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        for kver, text in (("9.1", self.OLD), ("9.2", self.NEW)):
+            with open(os.path.join(folder, f"linux-{kver}.yaml"), "w",
+                      encoding="utf-8") as f:
+                f.write(text)
+        with mock.patch.object(cl, "FOLDER", folder), \
+                mock.patch.object(cl, "yaml_path",
+                                  lambda kver: os.path.join(
+                                      folder, f"linux-{kver}.yaml")):
+            self.assertIsNone(cl.since("9.1", []))
+            _, entries = cl.load(cl.yaml_path("9.2"))
+            found = cl.since("9.2", entries)
+        self.assertEqual(found, {
+            "from": "9.1",
+            "appeared": ["n.c: new_chain (blocking)",
+                         "f.c: twin_chain (excluded)"],
+            "vanished": ["c.c: gone_chain (blocking)",
+                         "d.c: twin_chain (excluded)",
+                         "e.c: twin_chain (excluded)"],
+            "changed_class": ["b.c: flipped_chain atomic -> blocking"]})
 
 
 if __name__ == "__main__":

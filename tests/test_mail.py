@@ -178,3 +178,41 @@ class B4BranchTest(unittest.TestCase):
             "  handler",
             "- Patch changed: a: Convert a",
             "- checkpatch.pl --strict: 0 errors (v1: 1 errors)"])
+
+
+class AddHeadersTest(unittest.TestCase):
+    """Each patch gets its own To: and Cc: before its Subject:, and keeps
+    every byte it had, even one that is not UTF-8."""
+
+    PATCH = (b"From 0000 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\n"
+             b"Date: Mon, 7 Dec 2026 19:43:53 +0000\nSubject: [PATCH] x: y\n"
+             b"\nbody \xe9\n---\n")
+
+    def write(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        path = os.path.join(folder, "0001-x.patch")
+        with open(path, "wb") as f:
+            f.write(self.PATCH)
+        return path
+
+    def read(self, path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    def test_to_and_cc_before_the_subject(self):
+        path = self.write()
+        mail.add_headers(path, ["A <a@example.org>", "B <b@example.org>"],
+                           ["list@example.org"])
+        self.assertEqual(self.read(path), self.PATCH.replace(
+            b"Subject:", b"To: A <a@example.org>,\n    B <b@example.org>\n"
+            b"Cc: list@example.org\nSubject:"))
+
+    def test_nobody_changes_nothing(self):
+        path = self.write()
+        mail.add_headers(path, [], [])
+        self.assertEqual(self.read(path), self.PATCH)
+
+
+if __name__ == "__main__":
+    unittest.main()

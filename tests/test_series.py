@@ -9,8 +9,7 @@ import tempfile
 import unittest
 
 from tests.fake_kernel import IDENT, git as fake_git, make_tarball
-from notifier_series import (classification, cover, mail, output, series,
-                             split, tree)
+from notifier_series import cover, output, series, split, tree
 from notifier_series.classification import Entry
 from notifier_series.records import LATER, SeriesReport
 
@@ -313,10 +312,6 @@ class CoverLetterTest(unittest.TestCase):
         self.assertNotIn("patches that fix them", text)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 COMPAT_BLOCK = """
 /*
  * The typed atomic and blocking API of before struct notifier_head.
@@ -496,81 +491,5 @@ class AppliesTest(unittest.TestCase):
             self.assertEqual(len(calls), 3)
 
 
-class SinceTest(unittest.TestCase):
-    """What the cover letter says changed since the previous version's
-    classification: a chain that moved to another file is the same
-    chain, unless its name is not unique."""
-
-    OLD = """kernel: 9.1.1
-chains:
-- {chain: moved_chain, defined: a.c, declared: atomic, class: atomic, reason: r}
-- {chain: flipped_chain, defined: b.c, declared: atomic, class: atomic, reason: r}
-- {chain: gone_chain, defined: c.c, declared: blocking, class: blocking, reason: r}
-- {chain: twin_chain, defined: d.c, declared: raw, class: excluded, reason: r}
-- {chain: twin_chain, defined: e.c, declared: raw, class: excluded, reason: r}
-"""
-    NEW = """kernel: 9.2.1
-chains:
-- {chain: moved_chain, defined: z.c, declared: atomic, class: atomic, reason: r}
-- {chain: flipped_chain, defined: b.c, declared: atomic, class: blocking, reason: r}
-- {chain: new_chain, defined: n.c, declared: blocking, class: blocking, reason: r}
-- {chain: twin_chain, defined: f.c, declared: raw, class: excluded, reason: r}
-"""
-
-    def test_appeared_vanished_changed(self):
-        from unittest import mock
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        for kver, text in (("9.1", self.OLD), ("9.2", self.NEW)):
-            with open(os.path.join(folder, f"linux-{kver}.yaml"), "w",
-                      encoding="utf-8") as f:
-                f.write(text)
-        with mock.patch.object(classification, "FOLDER", folder), \
-                mock.patch.object(classification, "yaml_path",
-                                  lambda kver: os.path.join(
-                                      folder, f"linux-{kver}.yaml")):
-            self.assertIsNone(classification.since("9.1", []))
-            _, entries = classification.load(classification.yaml_path("9.2"))
-            found = classification.since("9.2", entries)
-        self.assertEqual(found, {
-            "from": "9.1",
-            "appeared": ["n.c: new_chain (blocking)",
-                         "f.c: twin_chain (excluded)"],
-            "vanished": ["c.c: gone_chain (blocking)",
-                         "d.c: twin_chain (excluded)",
-                         "e.c: twin_chain (excluded)"],
-            "changed_class": ["b.c: flipped_chain atomic -> blocking"]})
-
-
-class AddHeadersTest(unittest.TestCase):
-    """Each patch gets its own To: and Cc: before its Subject:, and keeps
-    every byte it had, even one that is not UTF-8."""
-
-    PATCH = (b"From 0000 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\n"
-             b"Date: Mon, 7 Dec 2026 19:43:53 +0000\nSubject: [PATCH] x: y\n"
-             b"\nbody \xe9\n---\n")
-
-    def write(self):
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        path = os.path.join(folder, "0001-x.patch")
-        with open(path, "wb") as f:
-            f.write(self.PATCH)
-        return path
-
-    def read(self, path):
-        with open(path, "rb") as f:
-            return f.read()
-
-    def test_to_and_cc_before_the_subject(self):
-        path = self.write()
-        mail.add_headers(path, ["A <a@example.org>", "B <b@example.org>"],
-                           ["list@example.org"])
-        self.assertEqual(self.read(path), self.PATCH.replace(
-            b"Subject:", b"To: A <a@example.org>,\n    B <b@example.org>\n"
-            b"Cc: list@example.org\nSubject:"))
-
-    def test_nobody_changes_nothing(self):
-        path = self.write()
-        mail.add_headers(path, [], [])
-        self.assertEqual(self.read(path), self.PATCH)
+if __name__ == "__main__":
+    unittest.main()
