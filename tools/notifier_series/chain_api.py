@@ -8,8 +8,10 @@ from them; tests/test_chain_api.py checks the semantic patches' own
 regular expressions and identifier lists against them."""
 
 KINDS = ("atomic", "blocking", "raw", "srcu")
-# The typed API that the series converts and then removes.
+# The typed API that the series converts and then removes, and the kinds
+# it leaves as they are.
 CONVERTED = ("atomic", "blocking")
+LEFT = tuple(k for k in KINDS if k not in CONVERTED)
 # Each operation and what it does to a chain.
 OPS = {"chain_register_unique_prio": "register",
        "chain_register": "register", "chain_unregister": "unregister",

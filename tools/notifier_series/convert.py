@@ -28,9 +28,8 @@ MACROS = os.path.join(REPO, "cocci", "notifier_macros.h")
 # The typed API that the conversion replaces.
 _CONVERTED = chain_api.alternation(chain_api.CONVERTED)
 # The kinds that the series leaves as they are.
-_LEFT_KINDS = "|".join(k for k in chain_api.KINDS
-                       if k not in chain_api.CONVERTED)
-_LEFT = "|".join(k + "_" for k in _LEFT_KINDS.split("|"))
+_LEFT_KINDS = chain_api.alternation(chain_api.LEFT)
+_LEFT = "|".join(k + "_" for k in chain_api.LEFT)
 TYPED = re.compile(
     rf"\b(({_CONVERTED})_notifier_("
     rf"{chain_api.alternation([*chain_api.OPS, 'head'])})|"

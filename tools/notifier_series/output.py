@@ -77,8 +77,6 @@ def publish(new, folder, name=None, data=None):
     """Writes `data` as JSON to <new>/<name>, when named, then replaces
     `folder` with `new`."""
     if name:
-        with open(os.path.join(new, name), "w", encoding="utf-8") as f:
-            json.dump(records.jsonable(data), f, indent=1)
-            f.write("\n")
+        write_json(os.path.join(new, name), data)
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(new, folder)
