@@ -311,21 +311,21 @@ class _Scan:
 
     def _word(self, i):
         """Takes the word or punctuation at `i`; the index of the next."""
-        toks, stmt, top = self.toks, self.stmt, self._top()
+        toks, stmt = self.toks, self.stmt
         kind, v, line = toks[i]
         if self.depth == 0:
             self.decl.append(v)
         stmt.append(v)
         if kind != "id":
             return i + 1
-        before = toks[i + 1][1] if i + 1 < len(toks) else None
-        if not self.stack and before == "(" and \
+        following = toks[i + 1][1] if i + 1 < len(toks) else None
+        if not self.stack and following == "(" and \
                 (len(stmt) == 1 or stmt[:-1] == ["static"]):
             self.toplevel.append((CALL, v, line, _args(toks, i + 1)[0],
                                   False))
-        if len(stmt) == 1 and self.func is not None and before == ":" \
+        if len(stmt) == 1 and self.func is not None and following == ":" \
                 and v not in ("case", "default") \
-                and top and top[0] in ("fn", "block"):
+                and self.stack and self.stack[-1][0] in ("fn", "block"):
             self.events.append((LABEL,))
         return _in_body(toks, i, self.func, self.events, self.types,
                         self.stack, self.fptrs, stmt[0] in ("if", "else"))
