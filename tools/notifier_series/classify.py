@@ -23,8 +23,6 @@ Entries marked "reviewed: false" are drafts that a person has yet to check.
 """
 
 
-
-
 def pristine_checkout(kernel_tree):
     """A git worktree of the tree's pristine commit next to it, made once:
     the chains are classified as the tree declares them before the series,
